@@ -1,0 +1,83 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Tether: a JSON REST API tied to a local object store.
+//
+// Layout
+//   Sources/Tether            the core: schema, objects, JSON, the five protocols, the import engine,
+//                             the in-memory store and the builder (Foundation only)
+//   Sources/TetherSQLite      the SQLite store (system libsqlite3 through CSQLite on Linux, SQLite3 on Apple)
+//   Sources/TetherURLSession  the URLSession transport
+//   Sources/TetherTesting     test doubles users need too: stub and replay transports, store conformance suite
+//   Strategies/<Name>         one module per mapping strategy, each depending only on the core
+//   Examples/<Name>           runnable programs
+//
+// The package has no package dependencies.
+
+let package = Package(
+    name: "Tether",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Tether", targets: ["Tether"]),
+        .library(name: "TetherRails", targets: ["TetherRails"]),
+        .library(name: "TetherEntityMapper", targets: ["TetherEntityMapper"]),
+        .library(name: "TetherKeyPaths", targets: ["TetherKeyPaths"]),
+        .library(name: "TetherRouteTable", targets: ["TetherRouteTable"]),
+        .library(name: "TetherSQLite", targets: ["TetherSQLite"]),
+        .library(name: "TetherURLSession", targets: ["TetherURLSession"]),
+        .library(name: "TetherTesting", targets: ["TetherTesting"]),
+    ],
+    targets: [
+        // Core
+        .target(name: "Tether"),
+
+        // Stores and transports
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "TetherSQLite",
+            dependencies: [
+                "Tether",
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
+            ]
+        ),
+        .target(name: "TetherURLSession", dependencies: ["Tether"]),
+        .target(name: "TetherTesting", dependencies: ["Tether"]),
+
+        // Strategies
+        .target(name: "TetherRails", dependencies: ["Tether"], path: "Strategies/Rails"),
+        .target(name: "TetherEntityMapper", dependencies: ["Tether"], path: "Strategies/EntityMapper"),
+        .target(name: "TetherKeyPaths", dependencies: ["Tether"], path: "Strategies/KeyPaths"),
+        .target(name: "TetherRouteTable", dependencies: ["Tether"], path: "Strategies/RouteTable"),
+
+        // Examples
+        .executableTarget(
+            name: "GitHubImport",
+            dependencies: ["Tether", "TetherSQLite"],
+            path: "Examples/GitHubImport",
+            resources: [.copy("Resources")]
+        ),
+
+        // Tests: one Swift Testing target per module
+        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting"]),
+        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"]),
+        .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
+        .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"]),
+        .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherTesting"]),
+        .testTarget(name: "TetherKeyPathsTests", dependencies: ["TetherKeyPaths", "TetherTesting"]),
+        .testTarget(name: "TetherRouteTableTests", dependencies: ["TetherRouteTable", "TetherTesting"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

@@ -1,0 +1,150 @@
+public import Foundation
+
+extension Client {
+    /// Composes a schema and the strategies into a ``Client``.
+    ///
+    /// Builders are values: every method returns a modified copy, so a test can start from a
+    /// shared builder and swap the transport or the store.
+    ///
+    /// ```swift
+    /// let client = try Client.Builder(schema: schema)
+    ///     .naming(.rails)
+    ///     .keyMapping(KeyOverrides(["Repository": ["repositoryDescription": "description"]]))
+    ///     .transport(URLSessionTransport())
+    ///     .baseURL(URL(string: "https://api.github.com")!)
+    ///     .build()
+    /// ```
+    ///
+    /// Defaults: verbatim naming, identity by the attribute `id` (or the entity's declared
+    /// identity), an ``InMemoryStore``, ISO 8601 and Unix-timestamp dates, no transport.
+    public struct Builder: Sendable {
+        public var schema: Schema
+        public var naming: any NamingStrategy = VerbatimNaming()
+        public var keyMappings: [any KeyMapping] = []
+        public var identity: any IdentityStrategy = AttributeIdentity()
+        public var store: any Store = InMemoryStore()
+        public var transport: (any Transport)?
+        public var entityTransports: [String: any Transport] = [:]
+        public var baseURL: URL?
+        public var dateDecoding: DateDecoding = .default
+        public var transformers: [String: any AttributeTransformer] = [:]
+        public var importOptions: ImportOptions = ImportOptions()
+        public var extensions: [any ClientExtension] = []
+
+        public init(schema: Schema) { self.schema = schema }
+
+        public func naming(_ naming: some NamingStrategy) -> Self { with { $0.naming = naming } }
+        /// Adds a key mapping; mappings added earlier win over later ones.
+        public func keyMapping(_ mapping: some KeyMapping) -> Self { with { $0.keyMappings.append(mapping) } }
+        public func identity(_ identity: some IdentityStrategy) -> Self { with { $0.identity = identity } }
+        public func store(_ store: some Store) -> Self { with { $0.store = store } }
+        /// The default transport for every entity.
+        public func transport(_ transport: some Transport) -> Self { with { $0.transport = transport } }
+        /// A transport for one entity, overriding the default.
+        public func transport(_ transport: some Transport, for entity: String) -> Self {
+            with { $0.entityTransports[entity] = transport }
+        }
+        public func baseURL(_ url: URL) -> Self { with { $0.baseURL = url } }
+        public func dateDecoding(_ decoding: DateDecoding) -> Self { with { $0.dateDecoding = decoding } }
+        /// Registers the transformer used by attributes of type `.transformable(name)`.
+        public func transformer(_ transformer: some AttributeTransformer, named name: String) -> Self {
+            with { $0.transformers[name] = transformer }
+        }
+        public func importOptions(_ options: ImportOptions) -> Self { with { $0.importOptions = options } }
+        /// Adds an extension (a route table, say), validated at `build()` and reachable through
+        /// ``Client/extension(_:)``. A second extension of the same type replaces the first.
+        public func extending(with ext: some ClientExtension) -> Self {
+            with { builder in
+                builder.extensions.removeAll { type(of: $0) == type(of: ext) }
+                builder.extensions.append(ext)
+            }
+        }
+
+        private func with(_ change: (inout Self) -> Void) -> Self {
+            var copy = self
+            change(&copy)
+            return copy
+        }
+
+        /// Checks the configuration and builds the client. Throws a ``ConfigurationError`` naming
+        /// the entity and property at fault.
+        public func build() throws -> Client {
+            let resolved: Schema
+            do {
+                resolved = try schema.resolvingIdentities { identity.identityAttributes(for: $0) }
+            } catch {
+                throw ConfigurationError(.invalidIdentity, entity: error.entity, member: error.member, error.message)
+            }
+            for mapping in keyMappings { try mapping.validate(against: resolved) }
+            for entity in resolved.entities {
+                for attribute in entity.attributes {
+                    if case .transformable(let name) = attribute.type, transformers[name] == nil {
+                        throw ConfigurationError(
+                            .missingTransformer, entity: entity.name, member: attribute.name,
+                            "\(entity.name).\(attribute.name) uses transformer '\(name)', which is not registered")
+                    }
+                }
+            }
+            for entity in entityTransports.keys.sorted() where resolved[entity] == nil {
+                throw ConfigurationError(.unknownEntity, entity: entity, "a transport is set for unknown entity '\(entity)'")
+            }
+            let mapping = try resolveMapping(resolved)
+            do {
+                try store.prepare(for: resolved)
+            } catch let error as StoreError {
+                throw ConfigurationError(.store, entity: error.entity, member: error.member, error.message)
+            }
+            let client = Client(builder: self, schema: resolved, mapping: mapping)
+            for ext in extensions { try ext.validate(for: client) }
+            return client
+        }
+
+        private func resolveMapping(_ schema: Schema) throws(ConfigurationError) -> Mapping {
+            var entities: [String: EntityMapping] = [:]
+            for entity in schema.entities {
+                func keyPath(_ name: String) -> JSONKeyPath {
+                    for mapping in keyMappings {
+                        if let path = mapping.keyPath(for: name, in: entity.name) { return path }
+                    }
+                    return JSONKeyPath(components: [naming.jsonKey(for: name, in: entity.name)])
+                }
+                let attributes = entity.attributes.map { AttributeMapping(attribute: $0, keyPath: keyPath($0.name)) }
+                let relationships = entity.relationships.map { relationship in
+                    var foreignKey = naming.foreignKey(for: relationship, in: entity.name)
+                    for mapping in keyMappings {
+                        if let key = mapping.foreignKey(for: relationship.name, in: entity.name) {
+                            foreignKey = key
+                            break
+                        }
+                    }
+                    return RelationshipMapping(relationship: relationship, keyPath: keyPath(relationship.name), foreignKey: foreignKey)
+                }
+                var seen: [JSONKeyPath: String] = [:]
+                for (name, path) in attributes.map({ ($0.name, $0.keyPath) }) + relationships.map({ ($0.name, $0.keyPath) }) {
+                    if let other = seen[path] {
+                        throw ConfigurationError(
+                            .conflictingKeys, entity: entity.name, member: name,
+                            "\(entity.name).\(other) and \(entity.name).\(name) both map to the JSON key '\(path)'")
+                    }
+                    seen[path] = name
+                }
+                let identity = entity.identity.compactMap { name in attributes.first { $0.name == name } }
+                entities[entity.name] = EntityMapping(
+                    entity: entity, resourcePath: naming.resourcePath(for: entity.name),
+                    attributes: attributes, relationships: relationships, identity: identity)
+            }
+            return Mapping(entities: entities)
+        }
+    }
+}
+
+/// Something a strategy module adds to the client (a route table, say): validated when the client
+/// is built and reachable from the client afterwards with ``Client/extension(_:)``.
+public protocol ClientExtension: Sendable {
+    /// Throw (preferably a ``ConfigurationError``) when the extension does not fit the client.
+    func validate(for client: Client) throws
+}
+
+extension ClientExtension {
+    public func validate(for client: Client) throws {}
+}

@@ -1,0 +1,112 @@
+public import Foundation
+
+/// The client: a schema, the strategies chosen in a ``Builder``, a store and a transport.
+///
+/// Build one with ``Builder``; it is immutable and `Sendable`, so share it across tasks.
+///
+/// ```swift
+/// let client = try Client.Builder(schema: schema).build()
+/// let result = try await client.import(data, as: "User")
+/// let users = try await client.fetch(Query("User", sortedBy: [.ascending("login")]))
+/// ```
+public final class Client: Sendable {
+    /// The schema with every entity's identity resolved.
+    public let schema: Schema
+    public let mapping: Mapping
+    public let naming: any NamingStrategy
+    public let identityStrategy: any IdentityStrategy
+    public let store: any Store
+    public let transport: (any Transport)?
+    public let entityTransports: [String: any Transport]
+    public let baseURL: URL?
+    public let dateDecoding: DateDecoding
+    public let transformers: [String: any AttributeTransformer]
+    public let importOptions: ImportOptions
+    public let extensions: [any ClientExtension]
+
+    init(builder: Builder, schema: Schema, mapping: Mapping) {
+        self.schema = schema
+        self.mapping = mapping
+        self.naming = builder.naming
+        self.identityStrategy = builder.identity
+        self.store = builder.store
+        self.transport = builder.transport
+        self.entityTransports = builder.entityTransports
+        self.baseURL = builder.baseURL
+        self.dateDecoding = builder.dateDecoding
+        self.transformers = builder.transformers
+        self.importOptions = builder.importOptions
+        self.extensions = builder.extensions
+    }
+
+    /// The extension of type `E` added with ``Builder/extending(with:)``.
+    public func `extension`<E: ClientExtension>(_ type: E.Type) -> E? {
+        extensions.lazy.compactMap { $0 as? E }.first
+    }
+
+    /// The transport for `entity`: its own if one was set, else the default.
+    public func transport(for entity: String?) -> (any Transport)? {
+        entity.flatMap { entityTransports[$0] } ?? transport
+    }
+
+    // MARK: Import
+
+    /// Imports JSON bytes (an object or an array of objects) as `entity`, in one transaction.
+    public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        try await self.import(JSON(parsing: data), as: entity, options: options)
+    }
+
+    /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.
+    public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        return try await store.write { writer in
+            try importer.run([(entity, json)], in: writer)
+        }
+    }
+
+    /// Imports several payloads, each as its entity, in one transaction (a multi-entity envelope).
+    public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        let payloads = payloads.map { ($0.entity, $0.json) }
+        return try await store.write { writer in
+            try importer.run(payloads, in: writer)
+        }
+    }
+
+    // MARK: Reading
+
+    public func fetch(_ query: Query) async throws -> [Object] {
+        try await store.read { try $0.fetch(query) }
+    }
+
+    public func fetch<F: ObjectFields>(_ type: TypedObject<F>.Type, where condition: Condition? = nil, sortedBy sort: [Sort] = []) async throws -> [TypedObject<F>] {
+        try await fetch(Query(F.entityName, where: condition, sortedBy: sort)).compactMap(TypedObject<F>.init)
+    }
+
+    public func count(_ query: Query) async throws -> Int {
+        try await store.read { try $0.count(query) }
+    }
+
+    public func object(_ id: ObjectID) async throws -> Object? {
+        try await store.read { try $0.object(id) }
+    }
+
+    /// The stored object of `entity` with this identity (one value per identity attribute).
+    public func object(_ entity: String, identity: Value...) async throws -> Object? {
+        let key = IdentityKey(identity)
+        return try await store.read { try $0.objects(entity, identities: [key])[key] }
+    }
+
+    /// The objects linked to `id` through `relationship`.
+    public func related(_ relationship: String, of id: ObjectID) async throws -> [Object] {
+        try await store.read { reader in try reader.objects(reader.related(relationship, of: id)) }
+    }
+
+    // MARK: Local changes
+
+    /// Deletes an object locally, applying the schema's delete rules (cascade, deny, nullify).
+    public func deleteLocally(_ id: ObjectID) async throws {
+        let schema = self.schema
+        try await store.write { writer in try DeleteRules.delete(id, schema: schema, in: writer) }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Protocol 3 of 5: which attributes identify an entity, and how an identity value is read
+/// from JSON.
+///
+/// The store keeps exactly one object per identity per entity; an import finds the existing
+/// object by identity or creates one.
+///
+/// ## Use a built-in one
+/// ```swift
+/// builder.identity(.attribute("id"))                                  // the default
+/// builder.identity(.attribute("identifier", overrides: ["Issue": ["number"]]))
+/// ```
+/// An entity that declares an identity in the schema keeps it; the strategy fills the rest.
+///
+/// ## Write your own
+/// Implement ``identityAttributes(for:)``; override ``identityValue(from:for:)`` to normalise
+/// values (say, lower-casing logins). The default reads `12345` and `"12345"` as the same id.
+public protocol IdentityStrategy: Sendable {
+    /// The attributes identifying objects of `entity`; empty means objects of this entity have no
+    /// identity and an import always inserts them.
+    func identityAttributes(for entity: Entity) -> [String]
+    /// The identity value of `json` for `attribute`, or nil when it is missing, null or unusable.
+    func identityValue(from json: JSON, for attribute: Attribute) -> Value?
+}
+
+extension IdentityStrategy {
+    public func identityValue(from json: JSON, for attribute: Attribute) -> Value? {
+        IdentityCoercion.value(from: json, for: attribute.type)
+    }
+}
+
+/// The entity's declared identity if it has one; otherwise a per-entity override; otherwise the
+/// default attribute when the entity has it.
+public struct AttributeIdentity: IdentityStrategy {
+    public var defaultAttribute: String
+    public var overrides: [String: [String]]
+
+    public init(_ defaultAttribute: String = "id", overrides: [String: [String]] = [:]) {
+        self.defaultAttribute = defaultAttribute
+        self.overrides = overrides
+    }
+
+    public func identityAttributes(for entity: Entity) -> [String] {
+        if let override = overrides[entity.name] { return override }
+        if !entity.identity.isEmpty { return entity.identity }
+        return entity.attribute(named: defaultAttribute) != nil ? [defaultAttribute] : []
+    }
+}
+
+extension IdentityStrategy where Self == AttributeIdentity {
+    /// Identify objects by `name` (default `id`), with per-entity overrides.
+    public static func attribute(_ name: String = "id", overrides: [String: [String]] = [:]) -> AttributeIdentity {
+        AttributeIdentity(name, overrides: overrides)
+    }
+}
+
+/// Lenient conversion of identity values: numbers and numeric strings meet.
+public enum IdentityCoercion {
+    public static func value(from json: JSON, for type: AttributeType) -> Value? {
+        switch (type, json) {
+        case (.int16, _), (.int32, _), (.int64, _):
+            if let i = json.int64Value { return .int(i) }
+            if case .string(let s) = json, let i = Int64(s) { return .int(i) }
+            return nil
+        case (.string, .string(let s)): return .string(s)
+        case (.string, .int(let i)): return .string(String(i))
+        case (.string, .double(let d)): return d.rounded() == d && abs(d) < 1e18 ? .string(String(Int64(d))) : .string("\(d)")
+        case (.uuid, .string(let s)): return UUID(uuidString: s).map(Value.uuid)
+        case (.url, .string(let s)): return URL(string: s).map(Value.url)
+        default:
+            return nil
+        }
+    }
+}

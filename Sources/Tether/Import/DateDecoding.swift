@@ -1,0 +1,214 @@
+public import Foundation
+import Synchronization
+
+/// How date attributes are read from JSON: a list of formats tried in order.
+///
+/// ```swift
+/// builder.dateDecoding(DateDecoding([.iso8601, .format("yyyy-MM-dd HH:mm"), .secondsSince1970]))
+/// ```
+public struct DateDecoding: Sendable {
+    public var formats: [DateFormat]
+
+    public init(_ formats: [DateFormat]) { self.formats = formats }
+
+    /// ISO 8601 (with or without fractional seconds) for strings, Unix seconds for numbers.
+    public static let `default` = DateDecoding([.iso8601, .secondsSince1970])
+
+    /// The date for a JSON value, or nil when no format accepts it.
+    public func date(from json: JSON) -> Date? {
+        for format in formats {
+            if let date = format.date(from: json) { return date }
+        }
+        return nil
+    }
+
+    /// The JSON form of a date for request bodies: the first string format, else Unix seconds.
+    public func json(from date: Date) -> JSON {
+        for format in formats {
+            if let json = format.json(from: date) { return json }
+        }
+        return .double(date.timeIntervalSince1970)
+    }
+}
+
+/// One way to write a date in JSON.
+public struct DateFormat: Sendable {
+    private let parse: @Sendable (JSON) -> Date?
+    private let write: @Sendable (Date) -> JSON?
+
+    public init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON? = { _ in nil }) {
+        self.parse = parse
+        self.write = write
+    }
+
+    public func date(from json: JSON) -> Date? { parse(json) }
+    public func json(from date: Date) -> JSON? { write(date) }
+
+    /// ISO 8601 / RFC 3339 date-times such as `2011-01-26T19:01:12Z`, `2011-01-26T19:01:12.123Z`
+    /// and `2011-01-26T19:01:12+02:00`, and plain dates `2011-01-26` (midnight UTC).
+    public static let iso8601 = DateFormat(
+        parse: { json in json.stringValue.flatMap(ISO8601.parse) },
+        write: { .string(ISO8601.format($0, fractionalSeconds: false)) })
+
+    /// ISO 8601 written with milliseconds (`2011-01-26T19:01:12.000Z`); reads the same inputs as ``iso8601``.
+    public static let iso8601WithFractionalSeconds = DateFormat(
+        parse: { json in json.stringValue.flatMap(ISO8601.parse) },
+        write: { .string(ISO8601.format($0, fractionalSeconds: true)) })
+
+    /// Numbers as seconds since 1970-01-01 UTC.
+    public static let secondsSince1970 = DateFormat(parse: { json in
+        json.doubleValue.map { Date(timeIntervalSince1970: $0) }
+    })
+
+    /// Numbers as milliseconds since 1970-01-01 UTC.
+    public static let millisecondsSince1970 = DateFormat(parse: { json in
+        json.doubleValue.map { Date(timeIntervalSince1970: $0 / 1000) }
+    })
+
+    /// A `DateFormatter` pattern such as `yyyy-MM-dd HH:mm:ss`, in the POSIX locale, in `timeZone` (UTC by default).
+    public static func format(_ pattern: String, timeZone: TimeZone = TimeZone(identifier: "UTC")!) -> DateFormat {
+        let formatter = Mutex<DateFormatter>({
+            let f = DateFormatter()
+            f.locale = Locale(identifier: "en_US_POSIX")
+            f.timeZone = timeZone
+            f.dateFormat = pattern
+            return f
+        }())
+        let box = FormatterBox(formatter)
+        return DateFormat(
+            parse: { json in json.stringValue.flatMap { s in box.mutex.withLock { $0.date(from: s) } } },
+            write: { date in .string(box.mutex.withLock { $0.string(from: date) }) })
+    }
+
+    /// Any conversion of your own.
+    public static func custom(_ parse: @escaping @Sendable (JSON) -> Date?) -> DateFormat {
+        DateFormat(parse: parse)
+    }
+}
+
+private final class FormatterBox: Sendable {
+    let mutex: Mutex<DateFormatter>
+    init(_ mutex: consuming Mutex<DateFormatter>) { self.mutex = mutex }
+}
+
+/// A fast, allocation-free ISO 8601 reader and writer (UTC).
+enum ISO8601 {
+    static func parse(_ string: String) -> Date? {
+        var string = string
+        return string.withUTF8 { parse(bytes: $0) }
+    }
+
+    static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Date? {
+        let n = b.count
+        var i = 0
+        func digits(_ count: Int) -> Int? {
+            guard i + count <= n else { return nil }
+            var value = 0
+            for _ in 0..<count {
+                let d = Int(b[i]) &- 48
+                guard d >= 0 && d <= 9 else { return nil }
+                value = value * 10 + d
+                i += 1
+            }
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < n, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2), expect(UInt8(ascii: "-")),
+            let day = digits(2), (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
+        var seconds = Double(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        if i == n { return Date(timeIntervalSince1970: seconds) }
+        guard i < n, b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: "t") || b[i] == UInt8(ascii: " ") else { return nil }
+        i += 1
+        guard let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2), expect(UInt8(ascii: ":")),
+            let second = digits(2), hour < 24, minute < 60, second <= 60
+        else { return nil }
+        seconds += Double(hour * 3600 + minute * 60 + second)
+        if i < n, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: ",") {
+            i += 1
+            var fraction = 0.0
+            var scale = 0.1
+            var count = 0
+            while i < n, b[i] >= 48, b[i] <= 57 {
+                fraction += Double(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+                count += 1
+            }
+            guard count > 0 else { return nil }
+            seconds += fraction
+        }
+        guard i < n else { return nil }  // a zone designator is required
+        switch b[i] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            i += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign: Double = b[i] == UInt8(ascii: "+") ? 1 : -1
+            i += 1
+            guard let oh = digits(2) else { return nil }
+            _ = expect(UInt8(ascii: ":"))
+            let om = i < n ? (digits(2) ?? -1) : 0
+            guard om >= 0, oh < 24, om < 60 else { return nil }
+            seconds -= sign * Double(oh * 3600 + om * 60)
+        default:
+            return nil
+        }
+        guard i == n else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    static func format(_ date: Date, fractionalSeconds: Bool) -> String {
+        let t = date.timeIntervalSince1970
+        var whole = t.rounded(.down)
+        var millis = Int(((t - whole) * 1000).rounded())
+        if millis == 1000 { whole += 1; millis = 0 }
+        let total = Int64(whole)
+        var days = total / 86_400
+        var rem = total % 86_400
+        if rem < 0 { rem += 86_400; days -= 1 }
+        let (y, m, d) = civilFromDays(Int(days))
+        func pad(_ v: Int, _ w: Int) -> String {
+            let s = String(v)
+            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        }
+        var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(Int(rem / 3600), 2)):\(pad(Int(rem % 3600 / 60), 2)):\(pad(Int(rem % 60), 2))"
+        if fractionalSeconds { s += ".\(pad(millis, 3))" }
+        return s + "Z"
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 (Howard Hinnant's algorithm).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z: Int) -> (Int, Int, Int) {
+        let z = z + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

@@ -1,0 +1,167 @@
+public import Foundation
+
+/// Tether's own JSON value: a `Sendable` tree that replaces `[String: Any]`.
+///
+/// Numbers keep their integer form when the text had no fraction or exponent and fits in
+/// `Int64`, so ids above 2^53 (Twitter's, say) are not mangled by a `Double`.
+///
+/// ```swift
+/// let json = try JSON(parsing: Data(#"{"id": 1, "login": "octocat"}"#.utf8))
+/// json["login"]?.stringValue   // "octocat"
+/// ```
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    /// An integer literal that fits in `Int64`.
+    case int(Int64)
+    /// Any other number.
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([String: JSON])
+}
+
+extension JSON {
+    /// Parses UTF-8 JSON bytes with Tether's parser (see ``JSONParser``).
+    public init(parsing data: Data) throws(JSONParseError) {
+        self = try JSONParser.parse(data)
+    }
+
+    /// Parses a UTF-8 JSON string.
+    public init(parsing text: String) throws(JSONParseError) {
+        self = try JSONParser.parse(Data(text.utf8))
+    }
+
+    public subscript(key: String) -> JSON? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    public subscript(index: Int) -> JSON? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+        return nil
+    }
+
+    /// Follows a key path such as `owner.login` through nested objects.
+    public subscript(keyPath: JSONKeyPath) -> JSON? {
+        var current = self
+        for component in keyPath.components {
+            guard case .object(let members) = current, let next = members[component] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+    public var objectValue: [String: JSON]? { if case .object(let o) = self { return o } else { return nil } }
+    public var int64Value: Int64? {
+        switch self {
+        case .int(let i): return i
+        case .double(let d): return d.rounded() == d ? Int64(exactly: d) : nil
+        default: return nil
+        }
+    }
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// A short name of the JSON type, used in diagnostics ("string", "number", ...).
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .int, .double: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// Compact JSON text. Object keys are sorted so the output is stable.
+    public func serialized() -> Data {
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        JSONWriter.write(self, into: &out)
+        return Data(out)
+    }
+}
+
+extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension JSON: CustomStringConvertible {
+    public var description: String { String(decoding: serialized(), as: UTF8.self) }
+}
+
+/// Writes JSON text. Used for request bodies and descriptions.
+enum JSONWriter {
+    static func write(_ json: JSON, into out: inout [UInt8]) {
+        switch json {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d):
+            if d.isFinite {
+                out.append(contentsOf: "\(d)".utf8)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+        case .string(let s): writeString(s, into: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (i, e) in elements.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(e, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(members[key]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+            case 0x09: out.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: #"\u00"#.utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// Protocol 2 of 5: per-entity overrides of where an attribute or relationship lives in JSON.
+///
+/// A key mapping answers for some properties and returns nil for the rest, which then fall back
+/// to the ``NamingStrategy``. A builder may hold several; the first that answers wins.
+///
+/// ## Use a built-in one
+/// ```swift
+/// builder.keyMapping(KeyOverrides([
+///     "User": ["identifier": "id", "avatarURL": "avatar_url"],
+///     "Repository": ["ownerLogin": "owner.login"],      // a nested key path
+/// ]))
+/// ```
+/// The `TetherEntityMapper` module adds AeroGear-style explicit dictionaries.
+///
+/// ## Write your own
+/// Implement ``keyPath(for:in:)``; implement ``validate(against:)`` to reject, at `build()`, a
+/// mapping that names something the schema lacks.
+public protocol KeyMapping: Sendable {
+    /// Where the attribute or relationship `name` of `entity` lives in a JSON object, or nil to
+    /// use the naming strategy.
+    func keyPath(for name: String, in entity: String) -> JSONKeyPath?
+    /// The JSON key carrying a relationship as ids (`owner_id`), or nil to use the naming strategy.
+    func foreignKey(for relationship: String, in entity: String) -> String?
+    /// Called by ``Client/Builder/build()``: throw when the mapping names an entity or property
+    /// that the schema does not have.
+    func validate(against schema: Schema) throws
+}
+
+extension KeyMapping {
+    public func foreignKey(for relationship: String, in entity: String) -> String? { nil }
+    public func validate(against schema: Schema) throws {}
+}
+
+/// Explicit overrides: `[entity: [property: JSON key path]]`.
+public struct KeyOverrides: KeyMapping {
+    public var table: [String: [String: JSONKeyPath]]
+    public var foreignKeys: [String: [String: String]]
+
+    /// - Parameters:
+    ///   - table: per entity, per attribute or relationship name, the JSON key path.
+    ///   - foreignKeys: per entity, per relationship name, the JSON key carrying ids.
+    public init(_ table: [String: [String: JSONKeyPath]], foreignKeys: [String: [String: String]] = [:]) {
+        self.table = table
+        self.foreignKeys = foreignKeys
+    }
+
+    public func keyPath(for name: String, in entity: String) -> JSONKeyPath? { table[entity]?[name] }
+
+    public func foreignKey(for relationship: String, in entity: String) -> String? {
+        foreignKeys[entity]?[relationship]
+    }
+
+    public func validate(against schema: Schema) throws {
+        for (entityName, properties) in table.sorted(by: { $0.key < $1.key }) {
+            try Self.check(entityName, properties.keys.sorted(), relationshipsOnly: false, in: schema)
+        }
+        for (entityName, relationships) in foreignKeys.sorted(by: { $0.key < $1.key }) {
+            try Self.check(entityName, relationships.keys.sorted(), relationshipsOnly: true, in: schema)
+        }
+    }
+
+    /// Throws a ``ConfigurationError`` when `entityName` or one of `names` is not in the schema.
+    public static func check(
+        _ entityName: String, _ names: [String], relationshipsOnly: Bool, in schema: Schema
+    ) throws(ConfigurationError) {
+        guard let entity = schema[entityName] else {
+            throw ConfigurationError(.unknownEntity, entity: entityName, member: nil,
+                                     "the key mapping names entity '\(entityName)', which is not in the schema")
+        }
+        for name in names {
+            let known = entity.relationship(named: name) != nil || (!relationshipsOnly && entity.attribute(named: name) != nil)
+            if !known {
+                throw ConfigurationError(
+                    .unknownProperty, entity: entityName, member: name,
+                    "the key mapping names \(entityName).\(name), which is not \(relationshipsOnly ? "a relationship" : "an attribute or relationship") of \(entityName)")
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Protocol 1 of 5: how model names become JSON keys and resource paths, and back.
+///
+/// The import engine asks for the JSON key of every attribute and relationship once, when the
+/// client is built, never per object.
+///
+/// ## Use a built-in one
+/// ```swift
+/// Client.Builder(schema: schema).naming(.verbatim)   // the default: names are JSON keys
+/// Client.Builder(schema: schema).naming(.rails)      // TetherRails: createdAt <-> created_at
+/// ```
+///
+/// ## Write your own
+/// Implement the two key directions and the resource path; ``foreignKey(for:in:)`` has a
+/// default. Conventions are values: carry configuration in stored properties, never globals.
+/// ```swift
+/// struct KebabCaseNaming: NamingStrategy {
+///     func jsonKey(for name: String, in entity: String) -> String { /* createdAt -> created-at */ }
+///     func modelName(for jsonKey: String, in entity: String) -> String { /* created-at -> createdAt */ }
+///     func resourcePath(for entity: String) -> String { entity.lowercased() + "s" }
+/// }
+/// extension NamingStrategy where Self == KebabCaseNaming { static var kebabCase: Self { .init() } }
+/// ```
+public protocol NamingStrategy: Sendable {
+    /// The JSON key of an attribute or relationship (`createdAt` -> `created_at`).
+    func jsonKey(for name: String, in entity: String) -> String
+    /// The model name of a JSON key (`created_at` -> `createdAt`); the inverse of ``jsonKey(for:in:)``.
+    func modelName(for jsonKey: String, in entity: String) -> String
+    /// The JSON key carrying a relationship as ids: `owner_id` for a to-one `owner`, `label_ids`
+    /// for a to-many `labels`.
+    func foreignKey(for relationship: Relationship, in entity: String) -> String
+    /// The resource path segment of an entity (`Repository` -> `repositories`).
+    func resourcePath(for entity: String) -> String
+}
+
+extension NamingStrategy {
+    /// `<key>_id` for to-one relationships, `<key without trailing s>_ids` for to-many ones.
+    public func foreignKey(for relationship: Relationship, in entity: String) -> String {
+        let key = jsonKey(for: relationship.name, in: entity)
+        guard relationship.isToMany else { return key + "_id" }
+        let singular = key.hasSuffix("s") ? String(key.dropLast()) : key
+        return singular + "_ids"
+    }
+}
+
+/// Names are used as they are: the attribute `avatarURL` is the JSON key `avatarURL`, and the
+/// entity `User` has the resource path `User`.
+public struct VerbatimNaming: NamingStrategy {
+    public init() {}
+    public func jsonKey(for name: String, in entity: String) -> String { name }
+    public func modelName(for jsonKey: String, in entity: String) -> String { jsonKey }
+    public func resourcePath(for entity: String) -> String { entity }
+}
+
+extension NamingStrategy where Self == VerbatimNaming {
+    /// Names are JSON keys, as they are.
+    public static var verbatim: VerbatimNaming { VerbatimNaming() }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The stable identifier of a stored object: its entity and a row number the store assigned.
+///
+/// Object IDs never change while the object exists, and a store never reuses one.
+public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let entity: String
+    public let rowID: Int64
+
+    public init(entity: String, rowID: Int64) {
+        self.entity = entity
+        self.rowID = rowID
+    }
+
+    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID)
+    }
+
+    public var description: String { "\(entity)#\(rowID)" }
+}
+
+/// A snapshot of a stored object: its ID and its attribute values by name.
+///
+/// Objects are values. Two snapshots of the same stored object have the same ``id``; the store
+/// keeps exactly one object per identity per entity. Relationships are read through the store
+/// (``StoreReader/related(_:of:)``) or the client (``Client/related(_:of:)``).
+public struct Object: Hashable, Sendable, Identifiable, CustomStringConvertible {
+    public let id: ObjectID
+    /// Set attributes; an attribute that is not set (or was cleared by `null`) is absent.
+    public var values: [String: Value]
+
+    public init(id: ObjectID, values: [String: Value]) {
+        self.id = id
+        self.values = values
+    }
+
+    public var entity: String { id.entity }
+
+    public subscript(attribute: String) -> Value? {
+        get { values[attribute] }
+        set { values[attribute] = newValue }
+    }
+
+    /// The attribute converted to a Swift type, or nil when unset or of another type.
+    public subscript<V: AttributeValue>(attribute: String, as type: V.Type = V.self) -> V? {
+        values[attribute].flatMap(V.init(attributeValue:))
+    }
+
+    public var description: String {
+        let fields = values.keys.sorted().map { "\($0): \(values[$0]!)" }.joined(separator: ", ")
+        return "\(id) { \(fields) }"
+    }
+}
+
+/// The values that identify an object of an entity, in the order of the entity's identity
+/// attributes. JSON `12345` and `"12345"` produce the same key for an integer identity.
+public struct IdentityKey: Hashable, Sendable, CustomStringConvertible {
+    public let values: [Value]
+
+    public init(_ values: [Value]) { self.values = values }
+    public init(_ value: Value) { self.values = [value] }
+
+    public var description: String {
+        values.count == 1 ? values[0].description : "(" + values.map(\.description).joined(separator: ", ") + ")"
+    }
+}

@@ -1,0 +1,133 @@
+public import Foundation
+
+/// A stored attribute value. Absence (`nil`) means the attribute is not set.
+///
+/// All integer attribute types (16, 32, 64 bit) are stored as ``int(_:)``; `float` is stored as
+/// ``double(_:)``.
+public enum Value: Sendable, Hashable, CustomStringConvertible {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case decimal(Decimal)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+
+    public var description: String {
+        switch self {
+        case .string(let v): "\"\(v)\""
+        case .int(let v): "\(v)"
+        case .double(let v): "\(v)"
+        case .decimal(let v): "\(v)"
+        case .bool(let v): "\(v)"
+        case .date(let v): v.formatted(.iso8601)
+        case .data(let v): "<\(v.count) bytes>"
+        case .uuid(let v): v.uuidString
+        case .url(let v): v.absoluteString
+        }
+    }
+}
+
+extension Value {
+    /// Orders values of the same kind; values of different kinds order by kind.
+    /// Used by stores to sort and compare.
+    public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult {
+        func cmp<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
+            a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+        }
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): return cmp(a, b)
+        case (.int(let a), .int(let b)): return cmp(a, b)
+        case (.double(let a), .double(let b)): return cmp(a, b)
+        case (.int(let a), .double(let b)): return cmp(Double(a), b)
+        case (.double(let a), .int(let b)): return cmp(a, Double(b))
+        case (.decimal(let a), .decimal(let b)): return cmp(a, b)
+        case (.bool(let a), .bool(let b)): return cmp(a ? 1 : 0, b ? 1 : 0)
+        case (.date(let a), .date(let b)): return cmp(a, b)
+        case (.data(let a), .data(let b)): return cmp(a.lexicographicallyPrecedes(b) ? 0 : (a == b ? 1 : 2), 1)
+        case (.uuid(let a), .uuid(let b)): return cmp(a.uuidString, b.uuidString)
+        case (.url(let a), .url(let b)): return cmp(a.absoluteString, b.absoluteString)
+        default: return cmp(lhs.kindOrder, rhs.kindOrder)
+        }
+    }
+
+    private var kindOrder: Int {
+        switch self {
+        case .bool: 0
+        case .int, .double, .decimal: 1
+        case .string: 2
+        case .date: 3
+        case .data: 4
+        case .uuid: 5
+        case .url: 6
+        }
+    }
+}
+
+/// A Swift type that an attribute value converts to and from. Used by the typed access layer
+/// (``TypedObject``, ``Field``) and by typed models.
+public protocol AttributeValue: Sendable {
+    init?(attributeValue: Value)
+    var attributeValue: Value { get }
+}
+
+extension String: AttributeValue {
+    public init?(attributeValue: Value) { if case .string(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .string(self) }
+}
+extension Int64: AttributeValue {
+    public init?(attributeValue: Value) { if case .int(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .int(self) }
+}
+extension Int: AttributeValue {
+    public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int(exactly: v) { self = i } else { return nil } }
+    public var attributeValue: Value { .int(Int64(self)) }
+}
+extension Int32: AttributeValue {
+    public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int32(exactly: v) { self = i } else { return nil } }
+    public var attributeValue: Value { .int(Int64(self)) }
+}
+extension Int16: AttributeValue {
+    public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int16(exactly: v) { self = i } else { return nil } }
+    public var attributeValue: Value { .int(Int64(self)) }
+}
+extension Double: AttributeValue {
+    public init?(attributeValue: Value) {
+        switch attributeValue {
+        case .double(let v): self = v
+        case .int(let v): self = Double(v)
+        default: return nil
+        }
+    }
+    public var attributeValue: Value { .double(self) }
+}
+extension Float: AttributeValue {
+    public init?(attributeValue: Value) { guard let d = Double(attributeValue: attributeValue) else { return nil }; self = Float(d) }
+    public var attributeValue: Value { .double(Double(self)) }
+}
+extension Decimal: AttributeValue {
+    public init?(attributeValue: Value) { if case .decimal(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .decimal(self) }
+}
+extension Bool: AttributeValue {
+    public init?(attributeValue: Value) { if case .bool(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .bool(self) }
+}
+extension Date: AttributeValue {
+    public init?(attributeValue: Value) { if case .date(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .date(self) }
+}
+extension Data: AttributeValue {
+    public init?(attributeValue: Value) { if case .data(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .data(self) }
+}
+extension UUID: AttributeValue {
+    public init?(attributeValue: Value) { if case .uuid(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .uuid(self) }
+}
+extension URL: AttributeValue {
+    public init?(attributeValue: Value) { if case .url(let v) = attributeValue { self = v } else { return nil } }
+    public var attributeValue: Value { .url(self) }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The model: a checked set of entities.
+///
+/// Building a schema checks it: duplicate names, a relationship to an unknown entity, an
+/// unknown or mismatched inverse and an identity naming a missing attribute are errors.
+///
+/// ```swift
+/// let schema = try Schema {
+///     Entity("User", identity: "identifier") { Attribute("identifier", .int64) }
+/// }
+/// ```
+public struct Schema: Sendable, Hashable {
+    /// Entities in declaration order.
+    public let entities: [Entity]
+    private let index: [String: Int]
+
+    public init(_ entities: [Entity]) throws(SchemaError) {
+        var index: [String: Int] = [:]
+        for (i, entity) in entities.enumerated() {
+            if index[entity.name] != nil {
+                throw SchemaError(.duplicateName, entity: entity.name, member: nil, "entity '\(entity.name)' is declared twice")
+            }
+            if entity.name.isEmpty {
+                throw SchemaError(.invalidName, entity: entity.name, member: nil, "an entity has an empty name")
+            }
+            index[entity.name] = i
+        }
+        self.entities = entities
+        self.index = index
+        try validate()
+    }
+
+    public init(@SchemaBuilder _ entities: () -> [Entity]) throws(SchemaError) {
+        try self.init(entities())
+    }
+
+    public subscript(entityName: String) -> Entity? {
+        index[entityName].map { entities[$0] }
+    }
+
+    /// The schema with each entity's identity replaced by `identity(entity)`, checked again.
+    public func resolvingIdentities(_ identity: (Entity) -> [String]) throws(SchemaError) -> Schema {
+        try Schema(entities.map { entity in
+            var entity = entity
+            entity.identity = identity(entity)
+            return entity
+        })
+    }
+
+    private func validate() throws(SchemaError) {
+        for entity in entities {
+            var names = Set<String>()
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+                if name.isEmpty {
+                    throw SchemaError(.invalidName, entity: entity.name, member: name, "\(entity.name) has a member with an empty name")
+                }
+                if !names.insert(name).inserted {
+                    throw SchemaError(.duplicateName, entity: entity.name, member: name, "\(entity.name).\(name) is declared twice")
+                }
+            }
+            var identitySeen = Set<String>()
+            for attribute in entity.identity {
+                guard entity.attribute(named: attribute) != nil else {
+                    throw SchemaError(
+                        .missingIdentityAttribute, entity: entity.name, member: attribute,
+                        "the identity of \(entity.name) names '\(attribute)', which is not an attribute of \(entity.name)")
+                }
+                if !identitySeen.insert(attribute).inserted {
+                    throw SchemaError(.duplicateName, entity: entity.name, member: attribute, "the identity of \(entity.name) lists '\(attribute)' twice")
+                }
+            }
+            for relationship in entity.relationships {
+                guard let destination = self[relationship.destination] else {
+                    throw SchemaError(
+                        .unknownDestination, entity: entity.name, member: relationship.name,
+                        "\(entity.name).\(relationship.name) points to unknown entity '\(relationship.destination)'")
+                }
+                guard let inverseName = relationship.inverse else { continue }
+                guard let inverse = destination.relationship(named: inverseName) else {
+                    throw SchemaError(
+                        .unknownInverse, entity: entity.name, member: relationship.name,
+                        "the inverse of \(entity.name).\(relationship.name) is '\(inverseName)', which is not a relationship of \(destination.name)")
+                }
+                if inverse.destination != entity.name || (inverse.inverse != nil && inverse.inverse != relationship.name) {
+                    throw SchemaError(
+                        .inverseMismatch, entity: entity.name, member: relationship.name,
+                        "\(entity.name).\(relationship.name) and \(destination.name).\(inverseName) are not inverses of each other")
+                }
+            }
+        }
+    }
+}
+
+/// Collects entities in a ``Schema`` declaration.
+@resultBuilder
+public enum SchemaBuilder {
+    public static func buildExpression(_ entity: Entity) -> [Entity] { [entity] }
+    public static func buildBlock(_ parts: [Entity]...) -> [Entity] { parts.flatMap { $0 } }
+    public static func buildArray(_ parts: [[Entity]]) -> [Entity] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [Entity]?) -> [Entity] { part ?? [] }
+    public static func buildEither(first part: [Entity]) -> [Entity] { part }
+    public static func buildEither(second part: [Entity]) -> [Entity] { part }
+}
+
+/// A schema that is not consistent.
+public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of problem; compare with the static members (`.duplicateName`, ...).
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public static let duplicateName = Kind(name: "duplicateName")
+        public static let invalidName = Kind(name: "invalidName")
+        public static let unknownDestination = Kind(name: "unknownDestination")
+        public static let unknownInverse = Kind(name: "unknownInverse")
+        public static let inverseMismatch = Kind(name: "inverseMismatch")
+        public static let missingIdentityAttribute = Kind(name: "missingIdentityAttribute")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let entity: String
+    /// The attribute or relationship at fault, if any.
+    public let member: String?
+    public let message: String
+
+    public init(_ kind: Kind, entity: String, member: String?, _ message: String) {
+        self.kind = kind
+        self.entity = entity
+        self.member = member
+        self.message = message
+    }
+
+    public var description: String { "schema error (\(kind)): \(message)" }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// A fetch: an entity, an optional condition, a sort order, a limit and an offset.
+///
+/// ```swift
+/// let query = Query("Repository", where: .equal("language", "Swift") && .greater("stars", 10),
+///                   sortedBy: [.descending("stars")], limit: 20)
+/// ```
+public struct Query: Sendable, Hashable {
+    public var entity: String
+    public var condition: Condition?
+    public var sort: [Sort]
+    public var limit: Int?
+    public var offset: Int
+
+    public init(_ entity: String, where condition: Condition? = nil, sortedBy sort: [Sort] = [], limit: Int? = nil, offset: Int = 0) {
+        self.entity = entity
+        self.condition = condition
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+    }
+}
+
+/// A typed condition on attributes. Every store evaluates it; SQL stores translate it to SQL with
+/// bound parameters.
+///
+/// Comparisons with an unset attribute are false, as in SQL; use ``isNull(_:)`` to find those.
+public indirect enum Condition: Sendable, Hashable {
+    case equal(String, Value)
+    case notEqual(String, Value)
+    case less(String, Value)
+    case lessOrEqual(String, Value)
+    case greater(String, Value)
+    case greaterOrEqual(String, Value)
+    case `in`(String, [Value])
+    case isNull(String)
+    case isNotNull(String)
+    /// Case-sensitive string prefix.
+    case hasPrefix(String, String)
+    /// Case-sensitive substring.
+    case contains(String, String)
+    case and([Condition])
+    case or([Condition])
+    case not(Condition)
+
+    public static func && (lhs: Condition, rhs: Condition) -> Condition { .and([lhs, rhs]) }
+    public static func || (lhs: Condition, rhs: Condition) -> Condition { .or([lhs, rhs]) }
+    public static prefix func ! (condition: Condition) -> Condition { .not(condition) }
+
+    /// Evaluates the condition against attribute values (used by in-memory stores).
+    public func matches(_ values: [String: Value]) -> Bool {
+        func compare(_ name: String, _ value: Value, _ accept: (ComparisonResult) -> Bool) -> Bool {
+            guard let stored = values[name], Self.comparable(stored, value) else { return false }
+            return accept(Value.compare(stored, value))
+        }
+        switch self {
+        case .equal(let n, let v): return compare(n, v) { $0 == .orderedSame }
+        case .notEqual(let n, let v): return compare(n, v) { $0 != .orderedSame }
+        case .less(let n, let v): return compare(n, v) { $0 == .orderedAscending }
+        case .lessOrEqual(let n, let v): return compare(n, v) { $0 != .orderedDescending }
+        case .greater(let n, let v): return compare(n, v) { $0 == .orderedDescending }
+        case .greaterOrEqual(let n, let v): return compare(n, v) { $0 != .orderedAscending }
+        case .in(let n, let vs): return vs.contains { v in compare(n, v) { $0 == .orderedSame } }
+        case .isNull(let n): return values[n] == nil
+        case .isNotNull(let n): return values[n] != nil
+        case .hasPrefix(let n, let p):
+            if case .string(let s)? = values[n] { return s.utf8.starts(with: p.utf8) }
+            return false
+        case .contains(let n, let p):
+            if case .string(let s)? = values[n] { return p.isEmpty || s.utf8.firstRange(of: p.utf8) != nil }
+            return false
+        case .and(let cs): return cs.allSatisfy { $0.matches(values) }
+        case .or(let cs): return cs.contains { $0.matches(values) }
+        case .not(let c): return !c.matches(values)
+        }
+    }
+
+    private static func comparable(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.string, .string), (.int, .int), (.double, .double), (.int, .double), (.double, .int),
+            (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The attribute names the condition refers to.
+    public var attributes: Set<String> {
+        switch self {
+        case .equal(let n, _), .notEqual(let n, _), .less(let n, _), .lessOrEqual(let n, _), .greater(let n, _),
+            .greaterOrEqual(let n, _), .in(let n, _), .isNull(let n), .isNotNull(let n), .hasPrefix(let n, _),
+            .contains(let n, _):
+            return [n]
+        case .and(let cs), .or(let cs): return cs.reduce(into: Set<String>()) { $0.formUnion($1.attributes) }
+        case .not(let c): return c.attributes
+        }
+    }
+}
+
+/// One key of a sort order. Unset values sort first in ascending order.
+public struct Sort: Sendable, Hashable {
+    public var attribute: String
+    public var ascending: Bool
+
+    public init(_ attribute: String, ascending: Bool = true) {
+        self.attribute = attribute
+        self.ascending = ascending
+    }
+
+    public static func ascending(_ attribute: String) -> Sort { Sort(attribute, ascending: true) }
+    public static func descending(_ attribute: String) -> Sort { Sort(attribute, ascending: false) }
+
+    /// Orders attribute dictionaries by a list of sort keys (used by in-memory stores).
+    public static func areInIncreasingOrder(_ lhs: [String: Value], _ rhs: [String: Value], by sort: [Sort]) -> Bool {
+        for key in sort {
+            let result: ComparisonResult
+            switch (lhs[key.attribute], rhs[key.attribute]) {
+            case (nil, nil): result = .orderedSame
+            case (nil, _): result = .orderedAscending
+            case (_, nil): result = .orderedDescending
+            case (let a?, let b?): result = Value.compare(a, b)
+            }
+            if result == .orderedSame { continue }
+            return key.ascending ? result == .orderedAscending : result == .orderedDescending
+        }
+        return false
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Protocol 5 of 5: where objects live.
+///
+/// A store keeps objects by ``ObjectID``, exactly one per ``IdentityKey`` per entity, with their
+/// relationships, and runs every change inside a transaction: ``write(_:)`` commits everything the
+/// body did, or nothing when it throws. Each committed transaction that changed something is
+/// announced once, as one ``ChangeSet``, on every ``changes()`` stream.
+///
+/// ## Use a built-in one
+/// - ``InMemoryStore``: the default, and the store for tests.
+/// - `SQLiteStore` (module `TetherSQLite`): persistent, in one file.
+///
+/// ## Write your own
+/// Conform a `Sendable` type, prepare storage in ``prepare(for:)``, and run the store
+/// conformance suite of `TetherTesting` against it (see Docs/Stores.md).
+///
+/// Relationships: each relationship and its inverse are one set of links. Setting a relationship
+/// on either side updates the other, and setting a to-one side (or linking an object to the
+/// to-many side of a one-to-many relationship) moves the object away from its previous partner.
+/// ``StoreWriter/delete(_:)`` removes the object and every link to it; delete rules (cascade,
+/// deny) are applied by Tether before it calls the store.
+public protocol Store: Sendable {
+    /// Called once by ``Client/Builder/build()`` with the resolved schema, in which every entity's
+    /// ``Entity/identity`` is filled in. Create or migrate storage here.
+    func prepare(for schema: Schema) throws
+    /// Runs `body` with a consistent view of the store. Reads may run while a write is in progress
+    /// and see the last committed state.
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T
+    /// Runs `body` in one transaction: all of its changes are committed together, or none when it
+    /// throws. Writes are serialised.
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T
+    /// A stream of the changes of every transaction committed after the call.
+    func changes() -> AsyncStream<ChangeSet>
+}
+
+/// Reading inside ``Store/read(_:)`` or ``Store/write(_:)``. Not to be kept after the body returns.
+public protocol StoreReader {
+    /// Batched find-by-identity: the stored objects of `entity` among `identities`, keyed by identity.
+    /// Unknown identities are absent from the result. Stores must answer a large batch efficiently
+    /// (Tether calls this once per entity per import).
+    func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object]
+    /// The object with `id`, or nil.
+    func object(_ id: ObjectID) throws -> Object?
+    /// Objects matching `query`, sorted and limited as it says.
+    func fetch(_ query: Query) throws -> [Object]
+    /// The number of objects matching `query`'s entity and condition (ignoring limit and offset).
+    func count(_ query: Query) throws -> Int
+    /// Batched relationship read: for each of `ids` that has links, the related objects, in order
+    /// for an ordered to-many relationship. Objects without links are absent from the result.
+    func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]]
+}
+
+/// Writing inside ``Store/write(_:)``.
+public protocol StoreWriter: StoreReader {
+    /// Inserts a new object. Throws ``StoreError/duplicateIdentity`` when an object with the same
+    /// identity exists.
+    @discardableResult
+    func insert(_ entity: String, values: [String: Value]) throws -> Object
+    /// Sets and clears attributes of an object; attributes not named are left as they are.
+    func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws
+    /// Removes an object and every link to it.
+    func delete(_ id: ObjectID) throws
+    /// Replaces the objects `id` is linked to through `relationship` (an empty array unlinks
+    /// everything), keeping the inverse consistent.
+    func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws
+}
+
+extension StoreReader {
+    /// The objects `id` is linked to through `relationship`.
+    public func related(_ relationship: String, of id: ObjectID) throws -> [ObjectID] {
+        try related(relationship, of: [id])[id] ?? []
+    }
+
+    /// The objects with these ids that exist, in the same order.
+    public func objects(_ ids: [ObjectID]) throws -> [Object] {
+        try ids.compactMap { try object($0) }
+    }
+}
+
+/// What one committed transaction changed.
+public struct ChangeSet: Sendable, Hashable {
+    public var inserted: Set<ObjectID>
+    /// Objects whose attributes or relationships changed (not counting inserted ones).
+    public var updated: Set<ObjectID>
+    public var deleted: Set<ObjectID>
+
+    public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    /// The entities touched by this change.
+    public var entities: Set<String> {
+        Set(inserted.map(\.entity)).union(updated.map(\.entity)).union(deleted.map(\.entity))
+    }
+}
+
+/// A store failure.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        public static let unknownEntity = Kind("unknownEntity")
+        public static let unknownAttribute = Kind("unknownAttribute")
+        public static let unknownRelationship = Kind("unknownRelationship")
+        public static let objectNotFound = Kind("objectNotFound")
+        public static let duplicateIdentity = Kind("duplicateIdentity")
+        public static let typeMismatch = Kind("typeMismatch")
+        public static let notPrepared = Kind("notPrepared")
+        public static let incompatibleSchema = Kind("incompatibleSchema")
+        public static let deleteDenied = Kind("deleteDenied")
+        public static let unsupported = Kind("unsupported")
+        /// The underlying storage failed (I/O, disk full, locked, read-only, corrupt).
+        public static let storage = Kind("storage")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let entity: String?
+    public let member: String?
+    public let message: String
+
+    public init(_ kind: Kind, entity: String? = nil, member: String? = nil, _ message: String) {
+        self.kind = kind
+        self.entity = entity
+        self.member = member
+        self.message = message
+    }
+
+    public var description: String { "store error (\(kind)): \(message)" }
+}

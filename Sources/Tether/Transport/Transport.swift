@@ -1,0 +1,114 @@
+public import Foundation
+
+/// Protocol 4 of 5: an asynchronous HTTP exchange.
+///
+/// Tether builds requests from URL templates and the mapping, hands them to a transport, and
+/// maps the response. It never depends on one networking library.
+///
+/// ## Use an existing one
+/// - `URLSessionTransport` (module `TetherURLSession`) for real servers.
+/// - `StubTransport` and `ReplayTransport` (module `TetherTesting`) in tests.
+///
+/// ## Write your own
+/// ```swift
+/// struct LoggingTransport: Transport {
+///     let next: any Transport
+///     func send(_ request: TransportRequest) async throws -> TransportResponse {
+///         print(request.method, request.url)
+///         return try await next.send(request)
+///     }
+/// }
+/// ```
+/// A transport throws only for failures to exchange (connection refused, timeout). An HTTP
+/// error status is a normal response; Tether turns it into an ``HTTPError``.
+public protocol Transport: Sendable {
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// An HTTP method.
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+
+    public static let get = HTTPMethod(rawValue: "GET")
+    public static let post = HTTPMethod(rawValue: "POST")
+    public static let put = HTTPMethod(rawValue: "PUT")
+    public static let patch = HTTPMethod(rawValue: "PATCH")
+    public static let delete = HTTPMethod(rawValue: "DELETE")
+    public static let head = HTTPMethod(rawValue: "HEAD")
+
+    public var description: String { rawValue }
+}
+
+/// HTTP header fields: ordered, names compared case-insensitively.
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+    public init(_ fields: [(String, String)]) { for (n, v) in fields { add(name: n, value: v) } }
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    /// The first value of `name`, or nil. Setting replaces every field of that name.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        set {
+            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    /// Every value of `name`, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+
+    public mutating func add(name: String, value: String) { fields.append((name, value)) }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for f in fields {
+            hasher.combine(f.name.lowercased())
+            hasher.combine(f.value)
+        }
+    }
+
+    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+}
+
+/// A request handed to a ``Transport``.
+public struct TransportRequest: Sendable, Hashable {
+    public var method: HTTPMethod
+    public var url: URL
+    public var headers: HTTPHeaders
+    public var body: Data?
+
+    public init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What a ``Transport`` got back.
+public struct TransportResponse: Sendable, Hashable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// True for 2xx statuses.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+}
