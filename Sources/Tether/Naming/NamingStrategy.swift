@@ -35,12 +35,24 @@ public protocol NamingStrategy: Sendable {
 }
 
 extension NamingStrategy {
-    /// `<key>_id` for to-one relationships, `<key without trailing s>_ids` for to-many ones.
+    /// `<key>_id` for to-one relationships, `<singular key>_ids` for to-many ones.
     public func foreignKey(for relationship: Relationship, in entity: String) -> String {
         let key = jsonKey(for: relationship.name, in: entity)
         guard relationship.isToMany else { return key + "_id" }
-        let singular = key.hasSuffix("s") ? String(key.dropLast()) : key
-        return singular + "_ids"
+        return NaiveSingular.singular(key) + "_ids"
+    }
+}
+
+/// A small English singulariser for default foreign keys (`repositories` -> `repository`).
+/// Conventions with a real inflector (TetherRails) override ``NamingStrategy/foreignKey(for:in:)``.
+enum NaiveSingular {
+    static func singular(_ word: String) -> String {
+        for (suffix, replacement) in [("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh")]
+        where word.hasSuffix(suffix) && word.count > suffix.count {
+            return String(word.dropLast(suffix.count)) + replacement
+        }
+        if word.hasSuffix("s") && !word.hasSuffix("ss") && word.count > 1 { return String(word.dropLast()) }
+        return word
     }
 }
 

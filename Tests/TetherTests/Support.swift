@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import Tether
+
+/// Reads a JSON fixture copied into this test target (see Fixtures/*/README.md for sources).
+func fixture(_ path: String) throws -> Data {
+    let url = Bundle.module.resourceURL!.appendingPathComponent("Fixtures").appendingPathComponent(path)
+    return try Data(contentsOf: url)
+}
+
+/// The `response` of the first recorded exchange of an octokit fixture.
+func octokitResponse(_ name: String, index: Int = 0) throws -> JSON {
+    let records = try JSON(parsing: fixture("octokit/\(name).json"))
+    return records[index]!["response"]!
+}
+
+
+/// A store that counts the calls Tether makes, wrapping an ``InMemoryStore``.
+final class CountingStore: Store {
+    let base = InMemoryStore()
+    let counts = Counts()
+
+    final class Counts: Sendable {
+        let lookups = Atomic(0)
+        let lookupsByEntity = Mutex<[String: Int]>([:])
+        let relatedReads = Atomic(0)
+        let writes = Atomic(0)
+    }
+
+    func prepare(for schema: Schema) throws { try base.prepare(for: schema) }
+    func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        let counts = self.counts
+        return try await base.read { try body(CountingReader(base: $0, counts: counts)) }
+    }
+    func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        let counts = self.counts
+        counts.writes.add(1, ordering: .relaxed)
+        return try await base.write { try body(CountingReader(base: $0, counts: counts)) }
+    }
+    func changes() -> AsyncStream<ChangeSet> { base.changes() }
+
+    final class CountingReader: StoreWriter {
+        let base: any StoreReader
+        let counts: Counts
+        init(base: any StoreReader, counts: Counts) {
+            self.base = base
+            self.counts = counts
+        }
+        var writer: any StoreWriter { base as! (any StoreWriter) }
+        func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
+            counts.lookups.add(1, ordering: .relaxed)
+            counts.lookupsByEntity.withLock { $0[entity, default: 0] += 1 }
+            return try base.objects(entity, identities: identities)
+        }
+        func object(_ id: ObjectID) throws -> Object? { try base.object(id) }
+        func fetch(_ query: Query) throws -> [Object] { try base.fetch(query) }
+        func count(_ query: Query) throws -> Int { try base.count(query) }
+        func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
+            counts.relatedReads.add(1, ordering: .relaxed)
+            return try base.related(relationship, of: ids)
+        }
+        func insert(_ entity: String, values: [String: Value]) throws -> Object { try writer.insert(entity, values: values) }
+        func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
+            try writer.update(id, setting: values, clearing: cleared)
+        }
+        func delete(_ id: ObjectID) throws { try writer.delete(id) }
+        func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
+            try writer.setRelated(relationship, of: id, to: targets)
+        }
+    }
+}
