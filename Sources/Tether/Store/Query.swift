@@ -25,7 +25,9 @@ public struct Query: Sendable, Hashable {
 /// A typed condition on attributes. Every store evaluates it; SQL stores translate it to SQL with
 /// bound parameters.
 ///
-/// Comparisons with an unset attribute are false, as in SQL; use ``isNull(_:)`` to find those.
+/// Logic is two-valued: a comparison with an unset attribute is false (use ``isNull(_:)`` to find
+/// those), and ``not(_:)`` is true exactly when its condition is false, so `!.equal("name", "Bob")`
+/// includes objects without a name. SQL stores translate `NOT c` as `NOT coalesce(c, 0)`.
 public indirect enum Condition: Sendable, Hashable {
     case equal(String, Value)
     case notEqual(String, Value)

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+import Testing
+import Tether
+
+/// Behaviour specific to the core's store and delete rules (the shared store behaviour is in the
+/// conformance suite of TetherTesting).
+@Suite struct InMemoryStoreTests {
+    static let schema = try! Schema {
+        Entity("Department", identity: "id") {
+            Attribute("id", .int64)
+            Attribute("name", .string)
+            Relationship.toMany("employees", "Employee", inverse: "department", deleteRule: .cascade)
+            Relationship.toOne("manager", "Manager", inverse: "department", deleteRule: .deny)
+        }
+        Entity("Employee", identity: "id") {
+            Attribute("id", .int64)
+            Attribute("name", .string)
+            Relationship.toOne("department", "Department", inverse: "employees")
+        }
+        Entity("Manager", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toOne("department", "Department", inverse: "manager")
+        }
+    }
+
+    @Test func oneChangeSetPerCommittedTransaction() async throws {
+        let store = InMemoryStore()
+        let client = try Client.Builder(schema: Self.schema).store(store).build()
+        let changes = store.changes()
+        let first = try await client.import(JSON(parsing: #"{"id": 1, "name": "R&D", "employees": [{"id": 1}, {"id": 2}]}"#), as: "Department")
+        _ = try await client.import(JSON(parsing: #"{"id": 1, "name": "Research"}"#), as: "Department")
+        _ = try await client.import(JSON(parsing: #"{"id": 1, "name": "Research"}"#), as: "Department")  // no change: no announcement
+        try await client.deleteLocally(first.objects[0])
+        var iterator = changes.makeAsyncIterator()
+        let insert = try #require(await iterator.next())
+        #expect(insert.inserted.count == 3)
+        #expect(insert.updated.isEmpty)
+        let update = try #require(await iterator.next())
+        #expect(update.updated == [first.objects[0]])
+        let delete = try #require(await iterator.next())
+        #expect(delete.deleted.count == 3)  // cascade to both employees
+        #expect(delete.entities == ["Department", "Employee"])
+    }
+
+    @Test func cascadeAndDenyDeleteRules() async throws {
+        let client = try Client.Builder(schema: Self.schema).build()
+        let department = try await client.import(
+            JSON(parsing: #"{"id": 1, "employees": [{"id": 1}, {"id": 2}], "manager": {"id": 9}}"#), as: "Department"
+        ).objects[0]
+        let error = await #expect(throws: StoreError.self) { try await client.deleteLocally(department) }
+        #expect(error?.kind == .deleteDenied)
+        #expect(error?.member == "manager")
+        #expect(try await client.count(Query("Employee")) == 2)  // nothing deleted
+
+        let manager = try #require(try await client.object("Manager", identity: .int(9)))
+        try await client.deleteLocally(manager.id)  // nullify: the department stays
+        #expect(try await client.object(department) != nil)
+        try await client.deleteLocally(department)
+        #expect(try await client.count(Query("Employee")) == 0)
+        #expect(try await client.count(Query("Department")) == 0)
+    }
+
+    @Test func readsDuringAWriteSeeTheLastCommittedState() async throws {
+        let store = InMemoryStore()
+        let client = try Client.Builder(schema: Self.schema).store(store).build()
+        _ = try await client.import(JSON(parsing: #"{"id": 1, "name": "before"}"#), as: "Department")
+        let flags = Flags()
+        let writer = Task.detached {
+            try await store.write { writer in
+                let id = try writer.objects("Department", identities: [IdentityKey(.int(1))]).values.first!.id
+                try writer.update(id, setting: ["name": .string("after")], clearing: [])
+                flags.entered.store(true, ordering: .releasing)
+                // Hold the transaction open (bounded) until the reader has looked.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !flags.released.load(ordering: .acquiring) && ContinuousClock.now < deadline { usleep(1_000) }
+            }
+        }
+        while !flags.entered.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        let during = try await client.object("Department", identity: .int(1))
+        flags.released.store(true, ordering: .releasing)
+        try await writer.value
+        #expect(during?["name"] == .string("before"))
+        #expect(try await client.object("Department", identity: .int(1))?["name"] == .string("after"))
+    }
+
+    final class Flags: Sendable {
+        let entered = Atomic(false)
+        let released = Atomic(false)
+    }
+
+    @Test func fetchFiltersSortsAndPages() async throws {
+        let client = try Client.Builder(schema: Self.schema).build()
+        _ = try await client.import(
+            JSON(parsing: #"[{"id": 1, "name": "Bob"}, {"id": 2, "name": "alice"}, {"id": 3}, {"id": 4, "name": "Alan"}, {"id": 5, "name": "Carol"}]"#),
+            as: "Employee")
+        let names = { (objects: [Object]) in objects.map { $0["name", as: String.self] ?? "-" } }
+        #expect(names(try await client.fetch(Query("Employee", sortedBy: [.ascending("name")]))) == ["-", "Alan", "Bob", "Carol", "alice"])
+        #expect(names(try await client.fetch(Query("Employee", where: .hasPrefix("name", "A")))) == ["Alan"])
+        #expect(names(try await client.fetch(Query("Employee", where: .contains("name", "o"), sortedBy: [.descending("name")]))) == ["Carol", "Bob"])
+        #expect(names(try await client.fetch(Query("Employee", where: .isNull("name")))) == ["-"])
+        #expect(names(try await client.fetch(Query("Employee", where: .in("id", [.int(1), .int(5)]) || .greater("id", .int(3)), sortedBy: [.ascending("id")]))) == ["Bob", "Alan", "Carol"])
+        #expect(names(try await client.fetch(Query("Employee", where: !.equal("name", .string("Bob")), sortedBy: [.ascending("id")], limit: 2, offset: 1))) == ["-", "Alan"])
+        #expect(try await client.count(Query("Employee", where: .isNotNull("name"), limit: 1)) == 4)
+        await #expect(throws: StoreError.self) { try await client.fetch(Query("Employee", where: .equal("salary", .int(1)))) }
+    }
+}
