@@ -64,6 +64,17 @@ public final class Client: Sendable {
         }
     }
 
+    /// Imports a JSON file as `entity`, in one transaction, streaming it: the elements of a
+    /// top-level array are read and imported ``ImportOptions/batchSize`` at a time, so memory
+    /// stays bounded however large the file is.
+    public func `import`(contentsOf url: URL, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        let stream = JSONStream(contentsOf: url)
+        return try await store.write { writer in
+            try importer.run(stream, as: entity, in: writer)
+        }
+    }
+
     /// Imports several payloads, each as its entity, in one transaction (a multi-entity envelope).
     public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
         let importer = try Importer(client: self, options: options ?? importOptions)

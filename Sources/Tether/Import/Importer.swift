@@ -28,9 +28,7 @@ struct Importer: Sendable {
     func run(_ payloads: [(entity: String, json: JSON)], in writer: any StoreWriter) throws -> ImportResult {
         let session = ImportSession(importer: self, writer: writer)
         for payload in payloads {
-            guard let entity = mapping[payload.entity] else {
-                throw ImportError(path: .root, entity: payload.entity, message: "unknown entity '\(payload.entity)'")
-            }
+            let entity = try entityMapping(payload.entity)
             let base: [JSONPath.Component] = payloads.count > 1 ? [.key(payload.entity)] : []
             switch payload.json {
             case .array(let elements):
@@ -40,17 +38,51 @@ struct Importer: Sendable {
                     try session.importBatch(elements[start..<end], entity: entity, base: base, indexed: true, offset: start)
                     start = end
                 }
-            case .object:
-                try session.importBatch([payload.json], entity: entity, base: base, indexed: false, offset: 0)
-            case .null:
-                continue
             default:
-                throw ImportError(
-                    path: JSONPath(base), entity: payload.entity,
-                    message: "expected an object or an array of objects, found \(payload.json.typeName)")
+                try importDocument(payload.json, entity, base, session)
             }
         }
         return session.result()
+    }
+
+    /// Streams the top-level array of a file through the import, one batch at a time.
+    func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+        let session = ImportSession(importer: self, writer: writer)
+        let entity = try entityMapping(entityName)
+        var batch: [JSON] = []
+        var first = 0
+        try stream.forEachElement { json, index in
+            guard let index else { return try importDocument(json, entity, [], session) }
+            if batch.isEmpty { first = index }
+            batch.append(json)
+            if batch.count == options.batchSize {
+                try session.importBatch(batch[...], entity: entity, base: [], indexed: true, offset: first)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { try session.importBatch(batch[...], entity: entity, base: [], indexed: true, offset: first) }
+        return session.result()
+    }
+
+    private func entityMapping(_ name: String) throws -> EntityMapping {
+        guard let entity = mapping[name] else {
+            throw ImportError(path: .root, entity: name, message: "unknown entity '\(name)'")
+        }
+        return entity
+    }
+
+    /// A payload that is not an array: one object, or null (nothing to import).
+    private func importDocument(_ json: JSON, _ entity: EntityMapping, _ base: [JSONPath.Component], _ session: ImportSession) throws {
+        switch json {
+        case .object:
+            try session.importBatch([json], entity: entity, base: base, indexed: false, offset: 0)
+        case .null:
+            return
+        default:
+            throw ImportError(
+                path: JSONPath(base), entity: entity.name,
+                message: "expected an object or an array of objects, found \(json.typeName)")
+        }
     }
 
     /// Converts a JSON value (not null) to the attribute's stored value.
@@ -157,20 +189,24 @@ final class ImportSession {
         let byReference: Bool
     }
 
+    // Per batch: slots, the identity map and pending links start empty for every batch, so memory
+    // is bounded by the batch, not the payload. Later batches find earlier ones in the store.
     private var slots: [Slot] = []
     /// entity -> identity -> slot
     private var identityMap: [String: [IdentityKey: Int]] = [:]
-    /// entity -> identities already asked from the store
-    private var looked: [String: Set<IdentityKey>] = [:]
     private var batchSlots: [Int] = []
-    private var touched = Set<Int>()
-    private var touchOrder: [Int] = []
+    private var topLevelSlots: [Int] = []
     private var links: [PendingLink] = []
     private var linkIndex: [LinkKey: Int] = [:]
-    private var topLevel: [Int] = []
-    private var topLevelSeen = Set<Int>()
-    private var diagnostics: [ImportDiagnostic] = []
     private var path: [JSONPath.Component] = []
+
+    // Across batches: what the result reports.
+    private enum Status: UInt8 { case unchanged, updated, inserted }
+    private var status: [ObjectID: Status] = [:]
+    private var order: [ObjectID] = []
+    private var topLevel: [ObjectID] = []
+    private var topLevelSeen = Set<ObjectID>()
+    private var diagnostics: [ImportDiagnostic] = []
 
     private struct LinkKey: Hashable {
         let slot: Int
@@ -196,27 +232,53 @@ final class ImportSession {
             }
         }
         // 2. resolve: one lookup per entity
+        slots = []
+        identityMap = [:]
+        batchSlots = []
+        topLevelSlots = []
         for entityName in wanted.keys.sorted() {
-            let keys = wanted[entityName]!.subtracting(looked[entityName, default: []])
-            guard !keys.isEmpty, let entityMapping = importer.mapping[entityName] else { continue }
-            looked[entityName, default: []].formUnion(keys)
-            let found = try writer.objects(entityName, identities: Array(keys))
-            for (key, object) in found where identityMap[entityName]?[key] == nil {
+            guard let entityMapping = importer.mapping[entityName] else { continue }
+            let found = try writer.objects(entityName, identities: Array(wanted[entityName]!))
+            var map: [IdentityKey: Int] = [:]
+            map.reserveCapacity(found.count)
+            for (key, object) in found {
                 slots.append(Slot(entity: entityMapping, id: object.id, stored: object.values, values: object.values))
-                identityMap[entityName, default: [:]][key] = slots.count - 1
+                map[key] = slots.count - 1
             }
+            identityMap[entityName] = map
         }
         // 3. apply
-        batchSlots = []
         for (i, element) in elements.enumerated() {
             guard case .object(let members) = element else { continue }  // null entries are ignored
             path = base + (indexed ? [.index(offset + i)] : [])
-            if let slot = try apply(members, entity) {
-                if topLevelSeen.insert(slot).inserted { topLevel.append(slot) }
-            }
+            if let slot = try apply(members, entity) { topLevelSlots.append(slot) }
         }
         // 4. write
         try writeBatch()
+        recordBatch()
+    }
+
+    /// Folds the batch's slots into the result: first-touch order, strongest status wins.
+    private func recordBatch() {
+        var seen = Set<Int>()
+        for slot in batchSlots where seen.insert(slot).inserted {
+            guard let id = slots[slot].id else { continue }
+            let now: Status = slots[slot].inserted ? .inserted
+                : (slots[slot].attributesChanged || slots[slot].linksChanged) ? .updated : .unchanged
+            if let before = status[id] {
+                if now.rawValue > before.rawValue { status[id] = now }
+            } else {
+                status[id] = now
+                order.append(id)
+            }
+        }
+        for slot in topLevelSlots {
+            if let id = slots[slot].id, topLevelSeen.insert(id).inserted { topLevel.append(id) }
+        }
+        slots = []
+        identityMap = [:]
+        batchSlots = []
+        topLevelSlots = []
     }
 
     private func collect(_ members: [String: JSON], _ entity: EntityMapping, into wanted: inout [String: Set<IdentityKey>]) {
@@ -271,7 +333,6 @@ final class ImportSession {
                 identityMap[entity.name, default: [:]][key] = slot
             }
         }
-        if touched.insert(slot).inserted { touchOrder.append(slot) }
         batchSlots.append(slot)
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
@@ -435,45 +496,44 @@ final class ImportSession {
         linkIndex = [:]
         guard !resolved.isEmpty else { return }
 
-        var sourcesByRelationship: [String: [ObjectID]] = [:]
-        var relationshipKeys = Set<String>()
+        var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
         for (link, _) in resolved {
             let source = slots[link.slot].id!
-            let key = "\(source.entity).\(link.relationship.name)"
-            relationshipKeys.insert(key)
-            sourcesByRelationship[key, default: []].append(source)
+            sourcesByRelationship[RelationshipKey(entity: source.entity, name: link.relationship.name), default: []].append(source)
         }
-        var current: [String: [ObjectID: [ObjectID]]] = [:]
+        var current: [RelationshipKey: [ObjectID: [ObjectID]]] = [:]
         for (key, sources) in sourcesByRelationship {
-            let name = String(key[key.index(after: key.firstIndex(of: ".")!)...])
-            current[key] = try writer.related(name, of: sources)
+            current[key] = try writer.related(key.name, of: sources)
         }
         for (link, ids) in resolved {
             let source = slots[link.slot].id!
             let relationship = link.relationship.relationship
-            let key = "\(source.entity).\(relationship.name)"
-            let before = current[key]?[source] ?? []
+            let before = current[RelationshipKey(entity: source.entity, name: relationship.name)]?[source] ?? []
             let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
-            let inverseAlsoSet = relationship.inverse.map { relationshipKeys.contains("\(relationship.destination).\($0)") } ?? false
+            let inverseAlsoSet = relationship.inverse.map {
+                sourcesByRelationship[RelationshipKey(entity: relationship.destination, name: $0)] != nil
+            } ?? false
             if same && !inverseAlsoSet { continue }
             try writer.setRelated(relationship.name, of: source, to: ids)
             if !same { slots[link.slot].linksChanged = true }
         }
     }
 
+    private struct RelationshipKey: Hashable {
+        let entity: String
+        let name: String
+    }
+
     func result() -> ImportResult {
         var result = ImportResult()
-        result.objects = topLevel.compactMap { slots[$0].id }
-        for slot in touchOrder {
-            guard let id = slots[slot].id else { continue }
-            if slots[slot].inserted {
-                result.inserted.append(id)
-            } else if slots[slot].attributesChanged || slots[slot].linksChanged {
-                result.updated.append(id)
-            } else {
-                result.unchanged.append(id)
+        result.objects = topLevel
+        for id in order {
+            switch status[id]! {
+            case .inserted: result.inserted.append(id)
+            case .updated: result.updated.append(id)
+            case .unchanged: result.unchanged.append(id)
             }
         }
         result.diagnostics = diagnostics

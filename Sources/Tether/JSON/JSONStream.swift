@@ -1,0 +1,184 @@
+import Foundation
+
+/// Reads a JSON document from a file in fixed-size chunks and hands over the elements of a
+/// top-level array one at a time, so memory stays bounded by the largest element, not the file.
+///
+/// Each element is parsed by ``JSONParser``; error offsets are from the start of the file. A
+/// document that is not an array (an object, say) is read whole and handed over as one value.
+public struct JSONStream: Sendable {
+    public let url: URL
+    public var chunkSize: Int
+
+    public init(contentsOf url: URL, chunkSize: Int = 1 << 20) {
+        self.url = url
+        self.chunkSize = max(16, chunkSize)
+    }
+
+    /// Calls `body` with each top-level array element (and its index), or once with the whole
+    /// document (index nil) when it is not an array.
+    public func forEachElement(_ body: (JSON, Int?) throws -> Void) throws {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        defer { try? handle.close() }
+        var splitter = Splitter()
+        while true {
+            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
+            let atEnd = chunk.isEmpty
+            splitter.buffer.append(contentsOf: chunk)
+            if try splitter.drain(atEnd: atEnd, body) { return }
+            if atEnd { return }
+        }
+    }
+
+    /// Incremental splitter: finds the byte ranges of top-level array elements.
+    struct Splitter {
+        enum Phase { case start, firstElementOrEnd, elementOrEnd, separatorOrEnd, done, whole }
+        var buffer: [UInt8] = []
+        /// Bytes of the file dropped from the front of `buffer`.
+        var dropped = 0
+        var position = 0
+        var phase = Phase.start
+        var index = 0
+        // Resumable element scan.
+        var elementStart: Int?
+        var depth = 0
+        var inString = false
+        var escaped = false
+
+        static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+
+        func error(_ at: Int, _ message: String) -> JSONParseError {
+            JSONParseError(offset: dropped + at, message: message)
+        }
+
+        /// Emits every complete element in the buffer; returns true when the document is done.
+        mutating func drain(atEnd: Bool, _ body: (JSON, Int?) throws -> Void) throws -> Bool {
+            defer { compact() }
+            while true {
+                if phase == .whole {
+                    guard atEnd else { return false }
+                    let json = try parse(0, buffer.count)
+                    try body(json, nil)
+                    phase = .done
+                    return true
+                }
+                if phase == .done {
+                    while position < buffer.count, Self.isSpace(buffer[position]) { position += 1 }
+                    if position < buffer.count { throw error(position, "unexpected data after the top-level array") }
+                    return atEnd
+                }
+                if elementStart == nil {
+                    while position < buffer.count, Self.isSpace(buffer[position]) { position += 1 }
+                    guard position < buffer.count else {
+                        if atEnd { throw error(position, phase == .start ? "empty input" : "unexpected end of input in the top-level array") }
+                        return false
+                    }
+                    let byte = buffer[position]
+                    switch phase {
+                    case .start:
+                        if byte == UInt8(ascii: "[") {
+                            position += 1
+                            phase = .firstElementOrEnd
+                        } else {
+                            phase = .whole
+                        }
+                        continue
+                    case .firstElementOrEnd where byte == UInt8(ascii: "]"), .separatorOrEnd where byte == UInt8(ascii: "]"):
+                        position += 1
+                        phase = .done
+                        continue
+                    case .separatorOrEnd:
+                        guard byte == UInt8(ascii: ",") else { throw error(position, "expected ',' or ']' after an array element") }
+                        position += 1
+                        phase = .elementOrEnd
+                        continue
+                    case .elementOrEnd where byte == UInt8(ascii: "]"):
+                        throw error(position, "trailing comma before ']'")
+                    default:
+                        elementStart = position
+                        depth = 0
+                        inString = false
+                        escaped = false
+                    }
+                }
+                // Scan the element from `position`.
+                guard let end = scanElement(atEnd: atEnd) else {
+                    if atEnd { throw error(buffer.count, "unexpected end of input inside an array element") }
+                    return false
+                }
+                let json = try parse(elementStart!, end)
+                try body(json, index)
+                index += 1
+                elementStart = nil
+                position = end
+                phase = .separatorOrEnd
+            }
+        }
+
+        /// The end (exclusive) of the element starting at `elementStart`, or nil if more bytes are needed.
+        mutating func scanElement(atEnd: Bool) -> Int? {
+            let start = elementStart!
+            let first = buffer[start]
+            let container = first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+            if !container {
+                // A scalar: up to a separator, a closing bracket or whitespace.
+                var i = max(position, start)
+                while i < buffer.count {
+                    let b = buffer[i]
+                    if b == UInt8(ascii: ",") || b == UInt8(ascii: "]") || Self.isSpace(b) { return i }
+                    i += 1
+                }
+                position = i
+                return atEnd ? i : nil
+            }
+            var i = max(position, start)
+            let count = buffer.count
+            return buffer.withUnsafeBufferPointer { b -> Int? in
+                while i < count {
+                    let c = b[i]
+                    if inString {
+                        if escaped {
+                            escaped = false
+                        } else if c == UInt8(ascii: "\\") {
+                            escaped = true
+                        } else if c == UInt8(ascii: "\"") {
+                            inString = false
+                            if depth == 0 { return i + 1 }
+                        }
+                    } else if c == UInt8(ascii: "\"") {
+                        inString = true
+                    } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+                        depth += 1
+                    } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                        depth -= 1
+                        if depth == 0 { return i + 1 }
+                    }
+                    i += 1
+                }
+                position = i
+                return nil
+            }
+        }
+
+        func parse(_ start: Int, _ end: Int) throws -> JSON {
+            do {
+                return try buffer.withUnsafeBufferPointer { b in
+                    try JSONParser.parse(bytes: UnsafeBufferPointer(rebasing: b[start..<end]))
+                }
+            } catch let error as JSONParseError {
+                throw JSONParseError(offset: dropped + start + error.offset, message: error.message)
+            }
+        }
+
+        /// Drops consumed bytes from the front of the buffer.
+        mutating func compact() {
+            let keep = elementStart ?? position
+            guard keep > 0, keep >= buffer.count / 2 || keep > (1 << 20) else { return }
+            buffer.removeFirst(keep)
+            dropped += keep
+            position -= keep
+            if let start = elementStart { elementStart = start - keep }
+        }
+    }
+}
