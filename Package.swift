@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherTesting"]),
+        .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherRails", "TetherTesting"]),
         .testTarget(name: "TetherKeyPathsTests", dependencies: ["TetherKeyPaths", "TetherTesting"]),
         .testTarget(name: "TetherRouteTableTests", dependencies: ["TetherRouteTable", "TetherTesting"]),
     ],
