@@ -1,0 +1,69 @@
+public import Foundation
+public import Tether
+
+/// A Swift type that a key-path mapping can store in an attribute: it names its
+/// ``Tether/AttributeType`` (which goes into the derived schema) and converts to and from the
+/// core ``Tether/Value``.
+///
+/// The standard types conform (`String`, `Int`, `Int64`, `Int32`, `Int16`, `Double`, `Float`,
+/// `Decimal`, `Bool`, `Date`, `Data`, `UUID`, `URL`), and so does `Optional` of any of them.
+/// A `RawRepresentable` enum conforms with an empty extension:
+///
+/// ```swift
+/// enum State: String { case open, closed }
+/// extension State: KeyPathValue {}      // stored as a string attribute
+/// ```
+public protocol KeyPathValue: Sendable {
+    /// The attribute type of the derived schema.
+    static var attributeType: AttributeType { get }
+    /// Converts a stored value (nil: the attribute is unset) to this type; nil when it cannot
+    /// be converted, in which case the model keeps the value of its default instance.
+    init?(storedValue: Value?)
+    /// The stored value of this Swift value; nil means "unset".
+    var storedValue: Value? { get }
+}
+
+extension KeyPathValue where Self: AttributeValue {
+    public init?(storedValue: Value?) {
+        guard let storedValue, let value = Self(attributeValue: storedValue) else { return nil }
+        self = value
+    }
+    public var storedValue: Value? { attributeValue }
+}
+
+extension KeyPathValue where Self: RawRepresentable, RawValue: KeyPathValue {
+    public static var attributeType: AttributeType { RawValue.attributeType }
+    public init?(storedValue: Value?) {
+        guard let raw = RawValue(storedValue: storedValue), let value = Self(rawValue: raw) else { return nil }
+        self = value
+    }
+    public var storedValue: Value? { rawValue.storedValue }
+}
+
+extension Optional: KeyPathValue where Wrapped: KeyPathValue {
+    public static var attributeType: AttributeType { Wrapped.attributeType }
+    /// An unset attribute becomes `nil`; a value that does not convert fails.
+    public init?(storedValue: Value?) {
+        guard let storedValue else {
+            self = .none
+            return
+        }
+        guard let value = Wrapped(storedValue: storedValue) else { return nil }
+        self = .some(value)
+    }
+    public var storedValue: Value? { self.flatMap(\.storedValue) }
+}
+
+extension String: KeyPathValue { public static var attributeType: AttributeType { .string } }
+extension Int: KeyPathValue { public static var attributeType: AttributeType { .int64 } }
+extension Int64: KeyPathValue { public static var attributeType: AttributeType { .int64 } }
+extension Int32: KeyPathValue { public static var attributeType: AttributeType { .int32 } }
+extension Int16: KeyPathValue { public static var attributeType: AttributeType { .int16 } }
+extension Double: KeyPathValue { public static var attributeType: AttributeType { .double } }
+extension Float: KeyPathValue { public static var attributeType: AttributeType { .float } }
+extension Decimal: KeyPathValue { public static var attributeType: AttributeType { .decimal } }
+extension Bool: KeyPathValue { public static var attributeType: AttributeType { .bool } }
+extension Date: KeyPathValue { public static var attributeType: AttributeType { .date } }
+extension Data: KeyPathValue { public static var attributeType: AttributeType { .data } }
+extension UUID: KeyPathValue { public static var attributeType: AttributeType { .uuid } }
+extension URL: KeyPathValue { public static var attributeType: AttributeType { .url } }

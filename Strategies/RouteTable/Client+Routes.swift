@@ -1,0 +1,196 @@
+import Foundation
+public import Tether
+
+/// What a route call got back.
+public struct RouteResult: Sendable {
+    /// The route that was called.
+    public let route: Route
+    /// The request that was sent.
+    public let request: TransportRequest
+    public let status: Int
+    public let headers: HTTPHeaders
+    /// The parsed response body; nil for an empty body (a 204, say).
+    public let json: JSON?
+    /// What the import did; nil for a ``Route/Kind/data`` route, which never touches the store.
+    public let importResult: ImportResult?
+    /// The top-level imported objects, in payload order (for an envelope: entity by entity, in
+    /// schema order). Empty for a data route.
+    public let objects: [Object]
+}
+
+extension Client {
+    /// Calls the route named `route` of the client's ``RouteTable``.
+    ///
+    /// Path variables are filled from `parameters`, each percent-escaped as exactly one path
+    /// segment; the remaining parameters go in the query string (GET, DELETE, HEAD) or in a JSON
+    /// object body (POST, PUT, PATCH). The URL is relative to the client's `baseURL`, and the
+    /// request goes through ``Tether/Client/transport(for:)`` of the route's entity.
+    ///
+    /// A non-2xx answer throws a ``RouteError`` (``RouteError/Kind/httpStatus``) with the status,
+    /// headers and body, and writes nothing. Otherwise the JSON is imported (``Route/Kind/objects``
+    /// and ``Route/Kind/envelope``, in one transaction) or handed back (``Route/Kind/data``).
+    public func call(
+        _ route: String, parameters: [String: JSON] = [:], headers: HTTPHeaders = [:], options: ImportOptions? = nil
+    ) async throws -> RouteResult {
+        guard let table = self.extension(RouteTable.self) else {
+            throw RouteError(.unknownRoute, route: route, "the client has no route table; register one with Client.Builder.routes(_:)")
+        }
+        guard let definition = table[route] else {
+            throw RouteError(.unknownRoute, route: route, "the route table has no route named '\(route)'")
+        }
+        let request = try RouteRequest.make(definition, parameters: parameters, headers: headers, baseURL: baseURL)
+        guard let transport = transport(for: definition.entity) else {
+            throw RouteError(.noTransport, route: route, "no transport is set for \(definition.entity ?? "the client")")
+        }
+        let response = try await transport.send(request)
+        guard response.isSuccess else {
+            throw RouteError(
+                .httpStatus, route: route, status: response.status, headers: response.headers, body: response.body,
+                "\(request.method) \(request.url.absoluteString) answered \(response.status)")
+        }
+        var json: JSON?
+        if !response.body.isEmpty {
+            do {
+                json = try JSON(parsing: response.body)
+            } catch {
+                throw RouteError(
+                    .invalidResponse, route: route, status: response.status, headers: response.headers, body: response.body,
+                    "the response is not JSON: \(error)")
+            }
+        }
+        func result(_ importResult: ImportResult?, _ objects: [Object]) -> RouteResult {
+            RouteResult(
+                route: definition, request: request, status: response.status, headers: response.headers, json: json,
+                importResult: importResult, objects: objects)
+        }
+        switch definition.kind {
+        case .data:
+            return result(nil, [])
+        case .objects:
+            guard let json, let entity = definition.entity else { return result(ImportResult(), []) }
+            let imported = try await self.import(json, as: entity, options: options)
+            return result(imported, try await objects(imported.objects))
+        case .envelope:
+            guard let json else { return result(ImportResult(), []) }
+            guard case .object(let members) = json else {
+                throw RouteError(
+                    .invalidResponse, route: route, status: response.status, headers: response.headers, body: response.body,
+                    "an envelope must be a JSON object of entity names, found \(json.typeName)")
+            }
+            if let unknown = members.keys.sorted().first(where: { schema[$0] == nil }) {
+                throw RouteError(
+                    .invalidResponse, route: route, parameter: unknown, status: response.status, headers: response.headers,
+                    body: response.body, "the envelope names '\(unknown)', which is not an entity of the schema")
+            }
+            let payloads = schema.entities.compactMap { entity in members[entity.name].map { (entity: entity.name, json: $0) } }
+            let imported = try await self.import(payloads, options: options)
+            return result(imported, try await objects(imported.objects))
+        }
+    }
+
+    private func objects(_ ids: [ObjectID]) async throws -> [Object] {
+        guard !ids.isEmpty else { return [] }
+        return try await store.read { reader in try reader.objects(ids) }
+    }
+}
+
+/// Builds the request of a route call.
+enum RouteRequest {
+    static func make(_ route: Route, parameters: [String: JSON], headers: HTTPHeaders, baseURL: URL?) throws -> TransportRequest {
+        let template: PathTemplate
+        do {
+            template = try PathTemplate(route.path)
+        } catch {
+            throw RouteError(.unknownRoute, route: route.name, "invalid path template '\(route.path)': \(error.message)")
+        }
+        var remaining = parameters
+        var path = ""
+        for part in template.parts {
+            switch part {
+            case .literal(let text):
+                path += text
+            case .variable(let name):
+                guard let value = remaining.removeValue(forKey: name), !value.isNull else {
+                    throw RouteError(
+                        .missingParameter, route: route.name, parameter: name,
+                        "the path variable ':\(name)' of '\(route.path)' has no value")
+                }
+                guard let text = scalarText(value), !text.isEmpty, text != ".", text != ".." else {
+                    throw RouteError(
+                        .invalidParameter, route: route.name, parameter: name,
+                        "the value of ':\(name)' cannot be a path segment: \(value)")
+                }
+                path += PercentEscaping.escape(text)
+            }
+        }
+        guard let baseURL else {
+            throw RouteError(.unknownRoute, route: route.name, "the client has no base URL")
+        }
+        var base = baseURL.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        var url = base + (path.hasPrefix("/") ? path : "/" + path)
+
+        var request = TransportRequest(method: route.method, url: baseURL, headers: headers)
+        if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
+        let sendsBody = [HTTPMethod.post, .put, .patch].contains(route.method)
+        if sendsBody {
+            if !remaining.isEmpty {
+                request.body = JSON.object(remaining).serialized()
+                if request.headers["Content-Type"] == nil { request.headers["Content-Type"] = "application/json" }
+            }
+        } else {
+            var items: [String] = []
+            for name in remaining.keys.sorted() {
+                let value = remaining[name]!
+                let values: [JSON] = value.arrayValue ?? [value]
+                for element in values where !element.isNull {
+                    guard let text = scalarText(element) else {
+                        throw RouteError(
+                            .invalidParameter, route: route.name, parameter: name,
+                            "the query parameter '\(name)' must be a string, number, boolean or an array of them")
+                    }
+                    items.append(PercentEscaping.escape(name) + "=" + PercentEscaping.escape(text))
+                }
+            }
+            if !items.isEmpty { url += "?" + items.joined(separator: "&") }
+        }
+        guard let resolved = URL(string: url) else {
+            throw RouteError(.invalidParameter, route: route.name, "the URL '\(url)' is not valid")
+        }
+        request.url = resolved
+        return request
+    }
+
+    private static func scalarText(_ json: JSON) -> String? {
+        switch json {
+        case .string(let s): s
+        case .int(let i): String(i)
+        case .double(let d): "\(d)"
+        case .bool(let b): b ? "true" : "false"
+        case .null, .array, .object: nil
+        }
+    }
+}
+
+/// Percent-escaping of one path segment or query component: everything but RFC 3986's
+/// unreserved characters (`A-Z a-z 0-9 - . _ ~`) is escaped, UTF-8 byte by byte, so a value
+/// can never add a segment (`/`), a query (`?`), a fragment (`#`) or a parameter (`&`, `=`).
+public enum PercentEscaping {
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        let hex = Array("0123456789ABCDEF")
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(Character(Unicode.Scalar(byte)))
+            default:
+                out.append("%")
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,68 @@
+public import Foundation
+public import Tether
+
+/// A route call that failed before, during or after the exchange: an unknown route, a missing
+/// or unusable parameter, no transport, an HTTP error status, or a response that is not the JSON
+/// the route expects.
+///
+/// An HTTP error carries the ``status``, the response ``headers`` and the ``body`` (see
+/// ``bodyText`` and ``bodyJSON``). Transport failures (connection refused, timeout) are thrown
+/// as the transport threw them; import problems as ``Tether/ImportError``.
+public struct RouteError: Error, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        /// The client has no route table, or the table no route of that name.
+        public static let unknownRoute = Kind("unknownRoute")
+        /// A path variable has no value among the parameters.
+        public static let missingParameter = Kind("missingParameter")
+        /// A parameter cannot be sent (an object in a path or query, an empty, `.` or `..` path segment).
+        public static let invalidParameter = Kind("invalidParameter")
+        /// Neither the route's entity nor the client has a transport.
+        public static let noTransport = Kind("noTransport")
+        /// The server answered with a non-2xx status.
+        public static let httpStatus = Kind("httpStatus")
+        /// The response body is not JSON, or not the shape the route expects.
+        public static let invalidResponse = Kind("invalidResponse")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let route: String
+    /// The parameter at fault, if any.
+    public let parameter: String?
+    /// The HTTP status, for errors that come from a response.
+    public let status: Int?
+    public let headers: HTTPHeaders
+    public let body: Data
+    public let message: String
+
+    public init(
+        _ kind: Kind, route: String, parameter: String? = nil, status: Int? = nil, headers: HTTPHeaders = [:],
+        body: Data = Data(), _ message: String
+    ) {
+        self.kind = kind
+        self.route = route
+        self.parameter = parameter
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.message = message
+    }
+
+    /// The body as UTF-8 text (an HTML error page, say).
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as JSON when the response says it is JSON and it parses; nil otherwise,
+    /// so an HTML error page is never mistaken for JSON.
+    public var bodyJSON: JSON? {
+        guard let type = headers["Content-Type"]?.lowercased(), type.contains("json") else { return nil }
+        return try? JSON(parsing: body)
+    }
+
+    public var description: String {
+        var text = "route error (\(kind)) in '\(route)': \(message)"
+        if let status { text += " [HTTP \(status)]" }
+        return text
+    }
+}
