@@ -33,12 +33,15 @@ public final class SQLiteStore: Store {
 
     /// Opens (creating if needed) the database at `path`.
     ///
-    /// - Parameter busyTimeout: how long to wait for another process's lock before failing with a
-    ///   ``StoreError/Kind/storage`` error.
-    public init(path: String, busyTimeout: Duration = .seconds(5)) throws {
+    /// - Parameters:
+    ///   - busyTimeout: how long to wait for another process's lock before failing with a
+    ///     ``StoreError/Kind/storage`` error.
+    ///   - readOnly: open the file for reading only; writes fail with a ``StoreError/Kind/storage``
+    ///     error. A file the process may not write to is opened read-only too.
+    public init(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false) throws {
         self.path = path
         self.busyTimeout = busyTimeout
-        let connection = try Connection(path: path, readOnly: false, busyTimeout: busyTimeout)
+        let connection = try Connection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
         if !connection.isReadOnly {
             try connection.exec("PRAGMA journal_mode = WAL", "switching to WAL")
         }
@@ -48,8 +51,8 @@ public final class SQLiteStore: Store {
     }
 
     /// Opens the database at a file URL.
-    public convenience init(url: URL, busyTimeout: Duration = .seconds(5)) throws {
-        try self.init(path: url.path, busyTimeout: busyTimeout)
+    public convenience init(url: URL, busyTimeout: Duration = .seconds(5), readOnly: Bool = false) throws {
+        try self.init(path: url.path, busyTimeout: busyTimeout, readOnly: readOnly)
     }
 
     /// Closes both connections. Later calls throw a ``StoreError/Kind/storage`` error. Closing is
@@ -80,7 +83,9 @@ public final class SQLiteStore: Store {
                 var planner = MigrationPlanner(stored: stored, schema: schema)
                 try planner.plan()
                 if planner.layout != stored {
-                    if readOnly { throw connection.error(SQLITE_READONLY, "migrating the schema") }
+                    if readOnly {
+                        throw StoreError(.storage, "the database \(connection.path) is read-only; cannot create or migrate its tables for this schema")
+                    }
                     if stored == nil {
                         try connection.exec("CREATE TABLE \(quote(StoredLayout.metadataTable)) (\"key\" TEXT PRIMARY KEY, \"value\" TEXT NOT NULL)", "creating the metadata table")
                     }
