@@ -59,13 +59,16 @@ public final class InMemoryStore: Store {
 }
 
 extension InMemoryStore {
-    struct Table: Sendable {
+    /// What the store knows of an entity; fixed once prepared.
+    struct EntityInfo: Sendable {
         let entity: Entity
-        var rows: [Int64: [String: Value]] = [:]
-        var identityIndex: [IdentityKey: Int64] = [:]
+        let attributeTypes: [String: AttributeType]
+        /// relationship name -> (index in `State.links`, true on the declaring (forward) side, destination)
+        let relationships: [String: (index: Int, forward: Bool, destination: String)]
 
         func identityKey(_ values: [String: Value]) -> IdentityKey? {
             guard !entity.identity.isEmpty else { return nil }
+            if entity.identity.count == 1 { return values[entity.identity[0]].map(IdentityKey.init) }
             var key: [Value] = []
             key.reserveCapacity(entity.identity.count)
             for name in entity.identity {
@@ -77,7 +80,7 @@ extension InMemoryStore {
     }
 
     /// The links of one relationship and its inverse. `forward` is keyed by objects of the entity
-    /// that declares `forwardName`.
+    /// that declares the relationship first.
     struct Links: Sendable {
         var forward: [ObjectID: [ObjectID]] = [:]
         var backward: [ObjectID: [ObjectID]] = [:]
@@ -87,61 +90,73 @@ extension InMemoryStore {
         let backwardToOne: Bool
     }
 
+    /// Everything stored. Mutated in place (never through a local copy, which would copy whole tables).
     struct State: Sendable {
-        var schema: Schema?
-        var tables: [String: Table] = [:]
-        var links: [Int: Links] = [:]
-        /// (entity, relationship) -> (index in `links`, true when the relationship is the forward side)
-        var relationshipIndex: [String: [String: (Int, Bool)]] = [:]
+        var prepared = false
+        var entities: [String: EntityInfo] = [:]
+        var rows: [String: [Int64: [String: Value]]] = [:]
+        var identityIndex: [String: [IdentityKey: Int64]] = [:]
+        var links: [Links] = []
         var nextRowID: Int64 = 1
 
         mutating func prepare(_ schema: Schema) {
-            self.schema = schema
-            for entity in schema.entities where tables[entity.name] == nil {
-                tables[entity.name] = Table(entity: entity)
-            }
+            var relationshipSlots: [String: [String: (index: Int, forward: Bool, destination: String)]] = [:]
+            var links: [Links] = []
             for entity in schema.entities {
-                for relationship in entity.relationships where relationshipIndex[entity.name]?[relationship.name] == nil {
-                    let index = links.count
+                for relationship in entity.relationships where relationshipSlots[entity.name]?[relationship.name] == nil {
                     let inverse = relationship.inverse.flatMap { schema[relationship.destination]?.relationship(named: $0) }
-                    links[index] = Links(forwardToOne: !relationship.isToMany, backwardToOne: inverse.map { !$0.isToMany } ?? false)
-                    relationshipIndex[entity.name, default: [:]][relationship.name] = (index, true)
+                    links.append(Links(forwardToOne: !relationship.isToMany, backwardToOne: inverse.map { !$0.isToMany } ?? false))
+                    relationshipSlots[entity.name, default: [:]][relationship.name] = (links.count - 1, true, relationship.destination)
                     if let inverse {
-                        relationshipIndex[relationship.destination, default: [:]][inverse.name] = (index, false)
+                        relationshipSlots[relationship.destination, default: [:]][inverse.name] = (links.count - 1, false, entity.name)
                     }
                 }
             }
+            self.links = links
+            for entity in schema.entities {
+                entities[entity.name] = EntityInfo(
+                    entity: entity,
+                    attributeTypes: Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.type) }),
+                    relationships: relationshipSlots[entity.name] ?? [:])
+                if rows[entity.name] == nil { rows[entity.name] = [:] }
+                if identityIndex[entity.name] == nil { identityIndex[entity.name] = [:] }
+            }
+            prepared = true
         }
     }
 
-    /// A reader or writer over a private copy of the state.
+    /// A reader or writer over a private copy-on-write copy of the state.
     final class Transaction: StoreWriter {
         var state: State
         var changes = ChangeSet()
 
         init(_ state: State) { self.state = state }
 
-        private func table(_ entity: String) throws -> Table {
-            guard state.schema != nil else { throw StoreError(.notPrepared, "the store was not prepared with a schema") }
-            guard let table = state.tables[entity] else {
+        private func info(_ entity: String) throws -> EntityInfo {
+            guard state.prepared else { throw StoreError(.notPrepared, "the store was not prepared with a schema") }
+            guard let info = state.entities[entity] else {
                 throw StoreError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
             }
-            return table
+            return info
         }
 
-        private func relationship(_ entity: String, _ name: String) throws -> (Int, Bool) {
-            _ = try table(entity)
-            guard let found = state.relationshipIndex[entity]?[name] else {
+        private func relationship(_ entity: String, _ name: String) throws -> (index: Int, forward: Bool, destination: String) {
+            guard let found = try info(entity).relationships[name] else {
                 throw StoreError(.unknownRelationship, entity: entity, member: name, "\(entity) has no relationship '\(name)'")
             }
             return found
         }
 
+        private func exists(_ id: ObjectID) -> Bool { state.rows[id.entity]?[id.rowID] != nil }
+
         func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
-            let table = try table(entity)
+            _ = try info(entity)
             var found: [IdentityKey: Object] = [:]
+            found.reserveCapacity(identities.count)
+            let index = state.identityIndex[entity]!
+            let rows = state.rows[entity]!
             for key in identities {
-                if let row = table.identityIndex[key], let values = table.rows[row] {
+                if let row = index[key], let values = rows[row] {
                     found[key] = Object(id: ObjectID(entity: entity, rowID: row), values: values)
                 }
             }
@@ -149,13 +164,13 @@ extension InMemoryStore {
         }
 
         func object(_ id: ObjectID) throws -> Object? {
-            try table(id.entity).rows[id.rowID].map { Object(id: id, values: $0) }
+            _ = try info(id.entity)
+            return state.rows[id.entity]![id.rowID].map { Object(id: id, values: $0) }
         }
 
         func fetch(_ query: Query) throws -> [Object] {
-            let table = try table(query.entity)
-            try check(query, table.entity)
-            var matches = table.rows.filter { query.condition?.matches($0.value) ?? true }
+            try check(query)
+            var matches = state.rows[query.entity]!.filter { query.condition?.matches($0.value) ?? true }
                 .map { Object(id: ObjectID(entity: query.entity, rowID: $0.key), values: $0.value) }
             matches.sort { a, b in
                 if Sort.areInIncreasingOrder(a.values, b.values, by: query.sort) { return true }
@@ -168,80 +183,80 @@ extension InMemoryStore {
         }
 
         func count(_ query: Query) throws -> Int {
-            let table = try table(query.entity)
-            try check(query, table.entity)
-            guard let condition = query.condition else { return table.rows.count }
-            return table.rows.values.reduce(0) { $0 + (condition.matches($1) ? 1 : 0) }
+            try check(query)
+            let rows = state.rows[query.entity]!
+            guard let condition = query.condition else { return rows.count }
+            return rows.values.reduce(0) { $0 + (condition.matches($1) ? 1 : 0) }
         }
 
-        private func check(_ query: Query, _ entity: Entity) throws {
-            for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where entity.attribute(named: name) == nil {
-                throw StoreError(.unknownAttribute, entity: entity.name, member: name, "\(entity.name) has no attribute '\(name)'")
+        private func check(_ query: Query) throws {
+            let info = try info(query.entity)
+            for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.attributeTypes[name] == nil {
+                throw StoreError(.unknownAttribute, entity: query.entity, member: name, "\(query.entity) has no attribute '\(name)'")
             }
         }
 
         func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
             var result: [ObjectID: [ObjectID]] = [:]
-            var cache: [String: (Int, Bool)] = [:]
+            var slots: [String: (index: Int, forward: Bool, destination: String)] = [:]
             for id in ids {
-                let (index, forward) = try cache[id.entity] ?? self.relationship(id.entity, relationship)
-                cache[id.entity] = (index, forward)
-                let links = state.links[index]!
-                if let targets = forward ? links.forward[id] : links.backward[id], !targets.isEmpty {
-                    result[id] = targets
-                }
+                let slot = try slots[id.entity] ?? self.relationship(id.entity, relationship)
+                slots[id.entity] = slot
+                let targets = slot.forward ? state.links[slot.index].forward[id] : state.links[slot.index].backward[id]
+                if let targets, !targets.isEmpty { result[id] = targets }
             }
             return result
         }
 
         func insert(_ entity: String, values: [String: Value]) throws -> Object {
-            let table = try table(entity)
-            try checkValues(values, table.entity)
-            let key = table.identityKey(values)
-            if let key, table.identityIndex[key] != nil {
+            let info = try info(entity)
+            try checkValues(values, info)
+            let key = info.identityKey(values)
+            if let key, state.identityIndex[entity]![key] != nil {
                 throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
             }
             let row = state.nextRowID
             state.nextRowID += 1
-            state.tables[entity]!.rows[row] = values
-            if let key { state.tables[entity]!.identityIndex[key] = row }
+            state.rows[entity]![row] = values
+            if let key { state.identityIndex[entity]![key] = row }
             let id = ObjectID(entity: entity, rowID: row)
             changes.inserted.insert(id)
             return Object(id: id, values: values)
         }
 
         func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
-            let table = try table(id.entity)
-            guard var row = table.rows[id.rowID] else {
+            let info = try info(id.entity)
+            guard let old = state.rows[id.entity]![id.rowID] else {
                 throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
             }
-            try checkValues(values, table.entity)
-            for name in cleared where table.entity.attribute(named: name) == nil {
+            try checkValues(values, info)
+            for name in cleared where info.attributeTypes[name] == nil {
                 throw StoreError(.unknownAttribute, entity: id.entity, member: name, "\(id.entity) has no attribute '\(name)'")
             }
-            let oldKey = table.identityKey(row)
+            var row = old
             for name in cleared { row[name] = nil }
             for (name, value) in values { row[name] = value }
-            let newKey = table.identityKey(row)
+            let oldKey = info.identityKey(old)
+            let newKey = info.identityKey(row)
             if newKey != oldKey {
-                if let newKey, table.identityIndex[newKey] != nil {
+                if let newKey, state.identityIndex[id.entity]![newKey] != nil {
                     throw StoreError(.duplicateIdentity, entity: id.entity, "an object of \(id.entity) with identity \(newKey) exists")
                 }
-                if let oldKey { state.tables[id.entity]!.identityIndex[oldKey] = nil }
-                if let newKey { state.tables[id.entity]!.identityIndex[newKey] = id.rowID }
+                if let oldKey { state.identityIndex[id.entity]![oldKey] = nil }
+                if let newKey { state.identityIndex[id.entity]![newKey] = id.rowID }
             }
-            state.tables[id.entity]!.rows[id.rowID] = row
+            state.rows[id.entity]![id.rowID] = row
             markUpdated(id)
         }
 
-        private func checkValues(_ values: [String: Value], _ entity: Entity) throws {
+        private func checkValues(_ values: [String: Value], _ info: EntityInfo) throws {
             for (name, value) in values {
-                guard let attribute = entity.attribute(named: name) else {
-                    throw StoreError(.unknownAttribute, entity: entity.name, member: name, "\(entity.name) has no attribute '\(name)'")
+                guard let type = info.attributeTypes[name] else {
+                    throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
                 }
-                guard StoredType.accepts(attribute.type, value) else {
-                    throw StoreError(.typeMismatch, entity: entity.name, member: name,
-                                     "\(entity.name).\(name) is \(attribute.type); cannot store \(value)")
+                guard StoredType.accepts(type, value) else {
+                    throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
+                                     "\(info.entity.name).\(name) is \(type); cannot store \(value)")
                 }
             }
         }
@@ -251,89 +266,88 @@ extension InMemoryStore {
         }
 
         func delete(_ id: ObjectID) throws {
-            let table = try table(id.entity)
-            guard let row = table.rows[id.rowID] else {
+            let info = try info(id.entity)
+            guard let row = state.rows[id.entity]![id.rowID] else {
                 throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
             }
-            for relationship in table.entity.relationships {
-                try setRelated(relationship.name, of: id, to: [])
+            for name in info.relationships.keys {
+                try setRelated(name, of: id, to: [])
             }
             // Links from relationships without an inverse that point at this object.
-            for (index, var links) in state.links where links.backward[id] != nil {
-                for source in links.backward[id]! {
-                    links.forward[source]?.removeAll { $0 == id }
+            for index in state.links.indices where state.links[index].backward[id] != nil {
+                for source in state.links[index].backward.removeValue(forKey: id) ?? [] {
+                    state.links[index].forward[source]?.removeAll { $0 == id }
+                    if state.links[index].forward[source]?.isEmpty == true { state.links[index].forward[source] = nil }
                     markUpdated(source)
                 }
-                links.backward[id] = nil
-                state.links[index] = links
             }
-            if let key = table.identityKey(row) { state.tables[id.entity]!.identityIndex[key] = nil }
-            state.tables[id.entity]!.rows[id.rowID] = nil
+            if let key = info.identityKey(row) { state.identityIndex[id.entity]![key] = nil }
+            state.rows[id.entity]![id.rowID] = nil
             changes.updated.remove(id)
             if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
         }
 
         func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
-            let (index, forward) = try self.relationship(id.entity, relationship)
-            guard try table(id.entity).rows[id.rowID] != nil else {
-                throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
-            }
-            guard let destination = try table(id.entity).entity.relationship(named: relationship)?.destination else {
-                throw StoreError(.unknownRelationship, entity: id.entity, member: relationship, "\(id.entity) has no relationship '\(relationship)'")
-            }
+            let slot = try self.relationship(id.entity, relationship)
+            guard exists(id) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
             var unique: [ObjectID] = []
             var seen = Set<ObjectID>()
             for target in targets where seen.insert(target).inserted {
-                guard target.entity == destination else {
+                guard target.entity == slot.destination else {
                     throw StoreError(.typeMismatch, entity: id.entity, member: relationship,
-                                     "\(id.entity).\(relationship) links to \(destination), not \(target.entity)")
+                                     "\(id.entity).\(relationship) links to \(slot.destination), not \(target.entity)")
                 }
-                guard try table(target.entity).rows[target.rowID] != nil else {
-                    throw StoreError(.objectNotFound, entity: target.entity, "no object \(target)")
-                }
+                guard exists(target) else { throw StoreError(.objectNotFound, entity: target.entity, "no object \(target)") }
                 unique.append(target)
             }
-            var links = state.links[index]!
-            let sourceToOne = forward ? links.forwardToOne : links.backwardToOne
-            let targetToOne = forward ? links.backwardToOne : links.forwardToOne
+            let sourceToOne = slot.forward ? state.links[slot.index].forwardToOne : state.links[slot.index].backwardToOne
+            let targetToOne = slot.forward ? state.links[slot.index].backwardToOne : state.links[slot.index].forwardToOne
             if sourceToOne && unique.count > 1 {
                 throw StoreError(.typeMismatch, entity: id.entity, member: relationship, "\(id.entity).\(relationship) is to-one")
             }
-            var out = forward ? links.forward : links.backward
-            var back = forward ? links.backward : links.forward
+            var touched: [ObjectID] = []
+            // Move the links out so they are uniquely referenced and mutate in place, then move back.
+            var links = Links(forwardToOne: false, backwardToOne: false)
+            swap(&links, &state.links[slot.index])
+            defer { swap(&links, &state.links[slot.index]) }
+            if slot.forward {
+                Self.relink(id, unique, targetToOne, &links.forward, &links.backward, &touched)
+            } else {
+                Self.relink(id, unique, targetToOne, &links.backward, &links.forward, &touched)
+            }
+            for object in touched { markUpdated(object) }
+        }
+
+        /// Replaces the links of `id` in `out` (and the mirror entries in `back`), in place.
+        private static func relink(
+            _ id: ObjectID, _ targets: [ObjectID], _ targetToOne: Bool,
+            _ out: inout [ObjectID: [ObjectID]], _ back: inout [ObjectID: [ObjectID]], _ touched: inout [ObjectID]
+        ) {
             let old = out[id] ?? []
-            if old == unique { return }
-            for target in old where !seen.contains(target) {
+            if old == targets { return }
+            let keep = Set(targets)
+            for target in old where !keep.contains(target) {
                 back[target]?.removeAll { $0 == id }
                 if back[target]?.isEmpty == true { back[target] = nil }
-                markUpdated(target)
+                touched.append(target)
             }
-            if targetToOne {
-                // Each target may have one partner: take it away from its previous one.
-                for target in unique {
+            let oldSet = Set(old)
+            for target in targets {
+                if targetToOne {
+                    // A target has one partner on this side: take it from its previous one.
                     for previous in back[target] ?? [] where previous != id {
                         out[previous]?.removeAll { $0 == target }
                         if out[previous]?.isEmpty == true { out[previous] = nil }
-                        markUpdated(previous)
+                        touched.append(previous)
                     }
-                    back[target] = nil
+                    if back[target] != [id] { back[target] = [id] }
+                } else if !oldSet.contains(target) {
+                    back[target, default: []].append(id)
                 }
+                if !oldSet.contains(target) { touched.append(target) }
             }
-            let oldSet = Set(old)
-            for target in unique where !oldSet.contains(target) || targetToOne {
-                if back[target]?.contains(id) != true { back[target, default: []].append(id) }
-                markUpdated(target)
-            }
-            out[id] = unique.isEmpty ? nil : unique
-            if forward {
-                links.forward = out
-                links.backward = back
-            } else {
-                links.backward = out
-                links.forward = back
-            }
-            state.links[index] = links
-            markUpdated(id)
+            out[id] = targets.isEmpty ? nil : targets
+            touched.append(id)
         }
     }
 }
