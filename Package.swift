@@ -64,7 +64,9 @@ let package = Package(
 
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting"]),
+        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "SQLiteCrashHelper"]),
+        // The child process the SQLite durability tests kill (not a product).
+        .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite"], path: "Tests/SQLiteCrashHelper"),
         .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"], resources: [.copy("Fixtures")]),

@@ -1,0 +1,142 @@
+import Foundation
+import Tether
+
+/// How attribute values map to SQLite column values.
+///
+/// | Attribute type | Column | Stored as |
+/// |---|---|---|
+/// | string | TEXT | the string |
+/// | int16, int32, int64 | INTEGER | the integer |
+/// | double, float | REAL | the double |
+/// | decimal | TEXT | the decimal's description (exact) |
+/// | bool | INTEGER | 0 or 1 |
+/// | date | REAL | seconds since 2001-01-01T00:00:00Z (Foundation's reference date: exact round trip) |
+/// | data | BLOB | the bytes |
+/// | uuid | TEXT | the uppercase UUID string |
+/// | url | TEXT | the absolute string |
+/// | transformable | BLOB | a kind tag byte followed by the value |
+enum Codec {
+    static func columnType(_ type: AttributeType) -> String {
+        switch type {
+        case .string, .decimal, .uuid, .url: "TEXT"
+        case .int16, .int32, .int64, .bool: "INTEGER"
+        case .double, .float, .date: "REAL"
+        case .data, .transformable: "BLOB"
+        }
+    }
+
+    /// The stored column value of an attribute value (already checked to fit the type).
+    static func encode(_ value: Value, as type: AttributeType) -> SQLValue {
+        if case .transformable = type { return .blob(tagged(value)) }
+        return plain(value)
+    }
+
+    /// A value bound as an SQL argument, the way columns store it.
+    static func plain(_ value: Value) -> SQLValue {
+        switch value {
+        case .string(let v): .text(v)
+        case .int(let v): .int(v)
+        case .double(let v): .double(v)
+        case .decimal(let v): .text(v.description)
+        case .bool(let v): .int(v ? 1 : 0)
+        case .date(let v): .double(v.timeIntervalSinceReferenceDate)
+        case .data(let v): .blob(v)
+        case .uuid(let v): .text(v.uuidString)
+        case .url(let v): .text(v.absoluteString)
+        }
+    }
+
+    /// Reads column `i` of `row` as an attribute of `type`; nil when NULL.
+    static func decode(_ row: Row, _ i: Int, as type: AttributeType) -> Value? {
+        if row.isNull(i) { return nil }
+        switch type {
+        case .string: return .string(row.text(i))
+        case .int16, .int32, .int64: return .int(row.int(i))
+        case .double, .float: return .double(row.double(i))
+        case .decimal: return Decimal(string: row.text(i), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal)
+        case .bool: return .bool(row.int(i) != 0)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: row.double(i)))
+        case .data: return .data(row.blob(i))
+        case .uuid: return UUID(uuidString: row.text(i)).map(Value.uuid)
+        case .url: return URL(string: row.text(i)).map(Value.url)
+        case .transformable: return untagged(row.blob(i))
+        }
+    }
+
+    /// A generic SQLite value as a ``Value`` (for raw SQL results).
+    static func value(_ sql: SQLValue) -> Value? {
+        switch sql {
+        case .null: nil
+        case .int(let v): .int(v)
+        case .double(let v): .double(v)
+        case .text(let v): .string(v)
+        case .blob(let v): .data(v)
+        }
+    }
+
+    // MARK: Transformable values: a tag byte, then the payload.
+
+    private static func bigEndian(_ v: UInt64) -> Data { withUnsafeBytes(of: v.bigEndian) { Data($0) } }
+    private static func uint64(_ data: Data) -> UInt64 {
+        data.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    static func tagged(_ value: Value) -> Data {
+        switch value {
+        case .string(let v): Data([0]) + Data(v.utf8)
+        case .int(let v): Data([1]) + bigEndian(UInt64(bitPattern: v))
+        case .double(let v): Data([2]) + bigEndian(v.bitPattern)
+        case .decimal(let v): Data([3]) + Data(v.description.utf8)
+        case .bool(let v): Data([4, v ? 1 : 0])
+        case .date(let v): Data([5]) + bigEndian(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let v): Data([6]) + v
+        case .uuid(let v): Data([7]) + withUnsafeBytes(of: v.uuid) { Data($0) }
+        case .url(let v): Data([8]) + Data(v.absoluteString.utf8)
+        }
+    }
+
+    static func untagged(_ data: Data) -> Value? {
+        guard let tag = data.first else { return nil }
+        let payload = Data(data.dropFirst())
+        switch tag {
+        case 0: return .string(String(decoding: payload, as: UTF8.self))
+        case 1 where payload.count == 8: return .int(Int64(bitPattern: uint64(payload)))
+        case 2 where payload.count == 8: return .double(Double(bitPattern: uint64(payload)))
+        case 3: return Decimal(string: String(decoding: payload, as: UTF8.self), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal)
+        case 4 where payload.count == 1: return .bool(payload[payload.startIndex] != 0)
+        case 5 where payload.count == 8: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: uint64(payload))))
+        case 6: return .data(payload)
+        case 7 where payload.count == 16:
+            let b = Array(payload)
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case 8: return URL(string: String(decoding: payload, as: UTF8.self)).map(Value.url)
+        default: return nil
+        }
+    }
+
+    /// Whether an attribute of `type` can hold `value` (the same rule as the in-memory store).
+    static func accepts(_ type: AttributeType, _ value: Value) -> Bool {
+        switch (type, value) {
+        case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.double, .double), (.float, .double),
+            (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+            return true
+        case (.transformable, _):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The argument to compare a column of `type` with `value` in SQL, or nil when such a comparison
+    /// is always false (the kinds are not comparable, as in `Condition.matches`).
+    static func comparisonArgument(_ type: AttributeType, _ value: Value) -> SQLValue? {
+        switch (type, value) {
+        case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.int16, .double), (.int32, .double),
+            (.int64, .double), (.double, .double), (.float, .double), (.double, .int), (.float, .int), (.bool, .bool),
+            (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+            return plain(value)
+        default:
+            return nil
+        }
+    }
+}

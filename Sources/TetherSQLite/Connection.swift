@@ -1,0 +1,176 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+import Tether
+
+/// A value as SQLite stores it.
+enum SQLValue {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+    case blob(Data)
+}
+
+/// `SQLITE_TRANSIENT`: SQLite copies bound text and blobs.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// Quotes an SQL identifier: double quotes, embedded double quotes doubled.
+func quote(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: the store keeps
+/// each connection inside a `Mutex`.
+final class Connection {
+    let db: OpaquePointer
+    let path: String
+    private var statements: [String: OpaquePointer] = [:]
+    private static let cacheLimit = 256
+
+    init(path: String, readOnly: Bool, busyTimeout: Duration) throws(StoreError) {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw StoreError(.storage, "cannot open the SQLite database at \(path): \(message) (code \(rc))")
+        }
+        db = handle
+        self.path = path
+        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(db, Int32(clamping: milliseconds))
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(db)
+    }
+
+    var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+    var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+    var changes: Int { Int(sqlite3_changes(db)) }
+    /// The extended result code of the last failed call.
+    var extendedErrorCode: Int32 { sqlite3_extended_errcode(db) }
+
+    /// A clear error for a failed SQLite call.
+    func error(_ rc: Int32, _ context: String) -> StoreError {
+        let message = String(cString: sqlite3_errmsg(db))
+        switch rc & 0xff {
+        case SQLITE_FULL:
+            return StoreError(.storage, "the database or disk is full while \(context) (\(path)): \(message)")
+        case SQLITE_READONLY:
+            return StoreError(.storage, "the database \(path) is read-only; cannot write while \(context): \(message)")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return StoreError(.storage, "the database \(path) is locked by another connection (the busy timeout elapsed) while \(context): \(message)")
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            return StoreError(.storage, "the database \(path) is corrupt or not a database while \(context): \(message)")
+        case SQLITE_IOERR, SQLITE_CANTOPEN:
+            return StoreError(.storage, "I/O error on \(path) while \(context): \(message)")
+        default:
+            return StoreError(.storage, "SQLite error \(rc) while \(context): \(message)")
+        }
+    }
+
+    /// Runs SQL text without parameters (DDL, transaction control, pragmas); several statements allowed.
+    func exec(_ sql: String, _ context: String) throws(StoreError) {
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        if rc != SQLITE_OK { throw error(rc, context) }
+    }
+
+    private func statement(_ sql: String) throws(StoreError) -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        if statements.count >= Self.cacheLimit {
+            for statement in statements.values { sqlite3_finalize(statement) }
+            statements.removeAll()
+        }
+        var statement: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let rc = sql.withCString { sqlite3_prepare_v3(db, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail) }
+        guard rc == SQLITE_OK, let statement else {
+            throw error(rc, "preparing \(sql)")
+        }
+        if let tail, !String(cString: tail).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";"))).isEmpty {
+            sqlite3_finalize(statement)
+            throw StoreError(.unsupported, "one SQL statement at a time: \(sql)")
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement with bound arguments, calling `row` for each result row.
+    func run(_ sql: String, _ arguments: [SQLValue], context: @autoclosure () -> String = "running a statement",
+             row: (Row) throws -> Void = { _ in }) throws {
+        let statement = try statement(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (i, argument) in arguments.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch argument {
+            case .null: rc = sqlite3_bind_null(statement, index)
+            case .int(let v): rc = sqlite3_bind_int64(statement, index, v)
+            case .double(let v): rc = sqlite3_bind_double(statement, index, v)
+            case .text(let v): rc = sqlite3_bind_text(statement, index, v, Int32(v.utf8.count), transient)
+            case .blob(let v):
+                rc = v.withUnsafeBytes { bytes in
+                    sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
+                }
+            }
+            if rc != SQLITE_OK { throw error(rc, "binding argument \(index) of \(sql)") }
+        }
+        while true {
+            let rc = sqlite3_step(statement)
+            if rc == SQLITE_DONE { return }
+            guard rc == SQLITE_ROW else { throw error(rc, context()) }
+            try row(Row(statement: statement))
+        }
+    }
+
+    /// The result rows of a query, each decoded by `decode`.
+    func query<T>(_ sql: String, _ arguments: [SQLValue], context: @autoclosure () -> String = "reading",
+                  _ decode: (Row) throws -> T) throws -> [T] {
+        var result: [T] = []
+        try run(sql, arguments, context: context()) { result.append(try decode($0)) }
+        return result
+    }
+}
+
+/// The current row of a statement.
+struct Row {
+    let statement: OpaquePointer
+
+    var count: Int { Int(sqlite3_column_count(statement)) }
+    func name(_ i: Int) -> String { String(cString: sqlite3_column_name(statement, Int32(i))) }
+    func isNull(_ i: Int) -> Bool { sqlite3_column_type(statement, Int32(i)) == SQLITE_NULL }
+    func int(_ i: Int) -> Int64 { sqlite3_column_int64(statement, Int32(i)) }
+    func double(_ i: Int) -> Double { sqlite3_column_double(statement, Int32(i)) }
+    func text(_ i: Int) -> String {
+        guard let bytes = sqlite3_column_text(statement, Int32(i)) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, Int32(i)))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+    func blob(_ i: Int) -> Data {
+        guard let bytes = sqlite3_column_blob(statement, Int32(i)) else { return Data() }
+        return Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, Int32(i))))
+    }
+
+    /// The column as SQLite stores it.
+    func value(_ i: Int) -> SQLValue {
+        switch sqlite3_column_type(statement, Int32(i)) {
+        case SQLITE_INTEGER: .int(int(i))
+        case SQLITE_FLOAT: .double(double(i))
+        case SQLITE_TEXT: .text(text(i))
+        case SQLITE_BLOB: .blob(blob(i))
+        default: .null
+        }
+    }
+}

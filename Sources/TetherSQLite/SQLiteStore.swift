@@ -1,0 +1,200 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+public import Foundation
+public import Tether
+import Synchronization
+
+/// A persistent ``Store`` in one SQLite file: the default store for apps.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "/path/to/app.sqlite")
+/// let client = try Client.Builder(schema: schema).store(store).build()
+/// ```
+///
+/// Each entity is a table with one typed column per attribute and a `rowid` primary key (the
+/// ``ObjectID/rowID``); the identity has a unique index. A to-one relationship is a foreign-key
+/// column; to-many and many-to-many relationships without a to-one side use a join table, which
+/// keeps the order of ordered relationships. See Docs/Stores.md for the file format and migrations.
+///
+/// The file runs in WAL mode with two connections: writes are serialised on one, each
+/// ``write(_:)`` being one transaction, and reads run on the other, seeing the last committed
+/// state even while a write is in progress.
+public final class SQLiteStore: Store {
+    /// The path of the database file.
+    public let path: String
+    private let busyTimeout: Duration
+    private let writer: Mutex<Connection?>
+    private let reader: Mutex<Connection?>
+    private let layout = Mutex<Layout?>(nil)
+    private let observers = Mutex(Observers())
+
+    /// Opens (creating if needed) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - busyTimeout: how long to wait for another process's lock before failing with a
+    ///     ``StoreError/Kind/storage`` error.
+    ///   - readOnly: open the file for reading only; writes fail with a ``StoreError/Kind/storage``
+    ///     error. A file the process may not write to is opened read-only too.
+    public init(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false) throws {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        let connection = try Connection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
+        if !connection.isReadOnly {
+            try connection.exec("PRAGMA journal_mode = WAL", "switching to WAL")
+        }
+        try connection.exec("PRAGMA synchronous = NORMAL", "configuring the connection")
+        writer = Mutex(connection)
+        reader = Mutex(try Connection(path: path, readOnly: true, busyTimeout: busyTimeout))
+    }
+
+    /// Opens the database at a file URL.
+    public convenience init(url: URL, busyTimeout: Duration = .seconds(5), readOnly: Bool = false) throws {
+        try self.init(path: url.path, busyTimeout: busyTimeout, readOnly: readOnly)
+    }
+
+    /// Closes both connections. Later calls throw a ``StoreError/Kind/storage`` error. Closing is
+    /// also done when the store is deinitialised.
+    public func close() {
+        writer.withLock { $0 = nil }
+        reader.withLock { $0 = nil }
+    }
+
+    private func closedError() -> StoreError { StoreError(.storage, "the SQLite store at \(path) is closed") }
+
+    private func currentLayout() throws -> Layout {
+        guard let layout = layout.withLock({ $0 }) else {
+            throw StoreError(.notPrepared, "the store was not prepared with a schema")
+        }
+        return layout
+    }
+
+    // MARK: Store
+
+    public func prepare(for schema: Schema) throws {
+        let resolved = try writer.withLock { connection throws -> Layout in
+            guard let connection else { throw closedError() }
+            let readOnly = connection.isReadOnly
+            try connection.exec(readOnly ? "BEGIN" : "BEGIN IMMEDIATE", "starting the schema migration")
+            do {
+                let stored = try Self.readLayout(connection)
+                var planner = MigrationPlanner(stored: stored, schema: schema)
+                try planner.plan()
+                if planner.layout != stored {
+                    if readOnly {
+                        throw StoreError(.storage, "the database \(connection.path) is read-only; cannot create or migrate its tables for this schema")
+                    }
+                    if stored == nil {
+                        try connection.exec("CREATE TABLE \(quote(StoredLayout.metadataTable)) (\"key\" TEXT PRIMARY KEY, \"value\" TEXT NOT NULL)", "creating the metadata table")
+                    }
+                    for statement in planner.ddl { try connection.exec(statement, "migrating the schema (\(statement))") }
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    let json = String(decoding: try encoder.encode(planner.layout), as: UTF8.self)
+                    try connection.run("INSERT OR REPLACE INTO \(quote(StoredLayout.metadataTable)) (\"key\", \"value\") VALUES ('layout', ?)",
+                                       [.text(json)], context: "saving the schema")
+                }
+                try connection.exec("COMMIT", "committing the schema migration")
+                return Layout(planner.layout, schema: schema)
+            } catch {
+                if connection.inTransaction { try? connection.exec("ROLLBACK", "rolling back") }
+                throw error
+            }
+        }
+        layout.withLock { $0 = resolved }
+    }
+
+    private static func readLayout(_ connection: Connection) throws -> StoredLayout? {
+        let exists = try connection.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                          [.text(StoredLayout.metadataTable)]) { _ in true }
+        guard !exists.isEmpty else { return nil }
+        let json = try connection.query("SELECT \"value\" FROM \(quote(StoredLayout.metadataTable)) WHERE \"key\" = 'layout'", []) { $0.text(0) }
+        guard let text = json.first else { return nil }
+        do {
+            return try JSONDecoder().decode(StoredLayout.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError(.incompatibleSchema, "the schema record of \(connection.path) is unreadable: \(error)")
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
+        try await readSQL { try body($0) }
+    }
+
+    public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+        try await writeSQL { try body($0) }
+    }
+
+    /// Runs `body` in a read transaction with access to SQL (``SQLiteTransaction/rows(_:_:)``,
+    /// ``SQLiteTransaction/fetch(_:sql:arguments:)``).
+    public func readSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
+        let layout = try currentLayout()
+        return try reader.withLock { connection throws -> T in
+            guard let connection else { throw closedError() }
+            try connection.exec("BEGIN", "starting a read")
+            let transaction = SQLiteTransaction(connection, layout, writable: false)
+            defer {
+                transaction.finish()
+                if connection.inTransaction { try? connection.exec("COMMIT", "ending a read") }
+            }
+            return try body(transaction)
+        }
+    }
+
+    /// Runs `body` in one write transaction with access to SQL (``SQLiteTransaction/execute(_:_:)``
+    /// as well as the ``StoreWriter`` methods). Changes made with raw SQL are not announced on
+    /// ``changes()``.
+    public func writeSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
+        let layout = try currentLayout()
+        let (result, changes) = try writer.withLock { connection throws -> (T, ChangeSet) in
+            guard let connection else { throw closedError() }
+            try connection.exec("BEGIN IMMEDIATE", "starting a write")
+            let transaction = SQLiteTransaction(connection, layout, writable: true)
+            do {
+                let result = try body(transaction)
+                transaction.finish()
+                try connection.exec("COMMIT", "committing")
+                return (result, transaction.changes)
+            } catch {
+                transaction.finish()
+                if connection.inTransaction { try? connection.exec("ROLLBACK", "rolling back") }
+                throw error
+            }
+        }
+        if !changes.isEmpty {
+            let continuations = observers.withLock { Array($0.continuations.values) }
+            for continuation in continuations { continuation.yield(changes) }
+        }
+        return result
+    }
+
+    /// Objects of `entity` selected by an SQL query with bound arguments. The result must have a
+    /// `rowid` column; columns named like attributes are read as those attributes.
+    ///
+    /// ```swift
+    /// let popular = try await store.fetch("Repository", sql: #"SELECT * FROM "Repository" WHERE "stars" > ?"#, arguments: [.int(100)])
+    /// ```
+    public func fetch(_ entity: String, sql: String, arguments: [Value] = []) async throws -> [Object] {
+        try await readSQL { try $0.fetch(entity, sql: sql, arguments: arguments) }
+    }
+
+    public func changes() -> AsyncStream<ChangeSet> {
+        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
+        let token = observers.withLock { observers in
+            observers.next += 1
+            observers.continuations[observers.next] = continuation
+            return observers.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.observers.withLock { _ = $0.continuations.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    private struct Observers {
+        var next = 0
+        var continuations: [Int: AsyncStream<ChangeSet>.Continuation] = [:]
+    }
+}

@@ -1,0 +1,520 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+public import Tether
+
+/// A transaction of a ``SQLiteStore``: the ``StoreWriter`` (or, in a read, the ``StoreReader``) the
+/// store hands to a body, with access to SQL. Not to be kept after the body returns.
+///
+/// ```swift
+/// let names = try await store.readSQL { db in
+///     try db.rows(#"SELECT "name" FROM "Repository" WHERE "stars" > ? ORDER BY "name""#, [.int(100)])
+/// }
+/// ```
+public final class SQLiteTransaction: StoreWriter {
+    let connection: Connection
+    let layout: Layout
+    /// False in a read: the writing methods throw.
+    public let isWritable: Bool
+    var changes = ChangeSet()
+    private var finished = false
+
+    init(_ connection: Connection, _ layout: Layout, writable: Bool) {
+        self.connection = connection
+        self.layout = layout
+        self.isWritable = writable
+    }
+
+    func finish() { finished = true }
+
+    private func checkOpen(writing: Bool = false) throws {
+        if finished { throw StoreError(.unsupported, "a store transaction was used after its body returned") }
+        if writing && !isWritable { throw StoreError(.unsupported, "cannot write in a read transaction") }
+    }
+
+    private func info(_ entity: String) throws -> Layout.EntityInfo {
+        try checkOpen()
+        guard let info = layout.entities[entity] else {
+            throw StoreError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
+        }
+        return info
+    }
+
+    private func decodeObject(_ info: Layout.EntityInfo, _ row: Row) -> Object {
+        var values: [String: Value] = [:]
+        for (i, attribute) in info.entity.attributes.enumerated() {
+            if let value = Codec.decode(row, i + 1, as: attribute.type) { values[attribute.name] = value }
+        }
+        return Object(id: ObjectID(entity: info.entity.name, rowID: row.int(0)), values: values)
+    }
+
+    /// Runs `sql` once per chunk of `items`; the SQL gets the placeholder count of the chunk,
+    /// padded to a few fixed sizes (repeating the last item) so that statements are reused.
+    private func chunked<T>(_ items: [T], maximum: Int = 500, _ body: (_ chunk: [T]) throws -> Void) throws {
+        guard !items.isEmpty else { return }
+        let buckets = [1, 8, 64, maximum].filter { $0 <= maximum }
+        var start = 0
+        while start < items.count {
+            let end = min(items.count, start + maximum)
+            var chunk = Array(items[start..<end])
+            let size = buckets.first { $0 >= chunk.count } ?? maximum
+            while chunk.count < size { chunk.append(chunk[chunk.count - 1]) }
+            try body(chunk)
+            start = end
+        }
+    }
+
+    private func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
+    // MARK: StoreReader
+
+    public func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
+        let info = try info(entity)
+        let identity = info.identity
+        guard !identity.isEmpty else { return [:] }
+        var wanted = Set<IdentityKey>()
+        var keys: [IdentityKey] = []
+        for key in identities where key.values.count == identity.count
+            && zip(identity, key.values).allSatisfy({ Codec.accepts($0.type, $1) }) && wanted.insert(key).inserted {
+            keys.append(key)
+        }
+        var found: [IdentityKey: Object] = [:]
+        let columns = identity.map { quote($0.name) }
+        try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
+            let sql: String
+            if identity.count == 1 {
+                sql = "SELECT \(info.selectColumns) FROM \(info.table) WHERE \(columns[0]) IN (\(placeholders(chunk.count)))"
+            } else {
+                let row = "(" + placeholders(identity.count) + ")"
+                sql = "SELECT \(info.selectColumns) FROM \(info.table) WHERE (\(columns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", ")))"
+            }
+            let arguments = chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
+            try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
+                let object = self.decodeObject(info, row)
+                var values: [Value] = []
+                for attribute in identity {
+                    guard let value = object.values[attribute.name] else { return }
+                    values.append(value)
+                }
+                let key = IdentityKey(values)
+                if wanted.contains(key) { found[key] = object }
+            }
+        }
+        return found
+    }
+
+    public func object(_ id: ObjectID) throws -> Object? {
+        let info = try info(id.entity)
+        return try connection.query("SELECT \(info.selectColumns) FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)],
+                                    context: "reading \(id)") { decodeObject(info, $0) }.first
+    }
+
+    private func exists(_ info: Layout.EntityInfo, _ rowID: Int64) throws -> Bool {
+        try !connection.query("SELECT 1 FROM \(info.table) WHERE \"rowid\" = ?", [.int(rowID)], context: "reading") { _ in true }.isEmpty
+    }
+
+    private func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
+        for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.types[name] == nil {
+            throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
+        }
+    }
+
+    /// Queries on decimal or transformable attributes are evaluated in Swift (SQLite cannot order
+    /// them as Tether does); everything else is translated to SQL.
+    private func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
+        (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)).contains { name in
+            switch info.types[name] {
+            case .decimal?, .transformable?: true
+            default: false
+            }
+        }
+    }
+
+    private func allObjects(_ info: Layout.EntityInfo) throws -> [Object] {
+        try connection.query("SELECT \(info.selectColumns) FROM \(info.table) ORDER BY \"rowid\"", [], context: "reading \(info.entity.name)") {
+            decodeObject(info, $0)
+        }
+    }
+
+    public func fetch(_ query: Query) throws -> [Object] {
+        let info = try info(query.entity)
+        try checkQuery(query, info)
+        if needsSwift(query, info) {
+            var matches = try allObjects(info).filter { query.condition?.matches($0.values) ?? true }
+            matches.sort { a, b in
+                if Sort.areInIncreasingOrder(a.values, b.values, by: query.sort) { return true }
+                if Sort.areInIncreasingOrder(b.values, a.values, by: query.sort) { return false }
+                return a.id.rowID < b.id.rowID
+            }
+            let start = min(max(0, query.offset), matches.count)
+            let end = query.limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+            return Array(matches[start..<end])
+        }
+        var arguments: [SQLValue] = []
+        var sql = "SELECT \(info.selectColumns) FROM \(info.table)"
+        if let condition = query.condition {
+            sql += " WHERE " + translate(condition, info, &arguments)
+        }
+        sql += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
+        if query.limit != nil || query.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
+            arguments.append(.int(Int64(max(0, query.offset))))
+        }
+        return try connection.query(sql, arguments, context: "fetching \(query.entity)") { decodeObject(info, $0) }
+    }
+
+    public func count(_ query: Query) throws -> Int {
+        let info = try info(query.entity)
+        try checkQuery(query, info)
+        if needsSwift(query, info) {
+            return try allObjects(info).reduce(0) { $0 + ((query.condition?.matches($1.values) ?? true) ? 1 : 0) }
+        }
+        var arguments: [SQLValue] = []
+        var sql = "SELECT count(*) FROM \(info.table)"
+        if let condition = query.condition {
+            sql += " WHERE " + translate(condition, info, &arguments)
+        }
+        return try connection.query(sql, arguments, context: "counting \(query.entity)") { Int($0.int(0)) }.first ?? 0
+    }
+
+    /// SQL for a condition, two-valued like ``Condition/matches(_:)``: every comparison is false
+    /// (not NULL) for an unset attribute, so `NOT` keeps its meaning.
+    private func translate(_ condition: Condition, _ info: Layout.EntityInfo, _ arguments: inout [SQLValue]) -> String {
+        func compare(_ name: String, _ value: Value, _ op: String) -> String {
+            guard let argument = Codec.comparisonArgument(info.types[name]!, value) else { return "0" }
+            arguments.append(argument)
+            return "(\(quote(name)) \(op) ? AND \(quote(name)) IS NOT NULL)"
+        }
+        switch condition {
+        case .equal(let n, let v): return compare(n, v, "=")
+        case .notEqual(let n, let v): return compare(n, v, "<>")
+        case .less(let n, let v): return compare(n, v, "<")
+        case .lessOrEqual(let n, let v): return compare(n, v, "<=")
+        case .greater(let n, let v): return compare(n, v, ">")
+        case .greaterOrEqual(let n, let v): return compare(n, v, ">=")
+        case .in(let n, let vs):
+            let values = vs.compactMap { Codec.comparisonArgument(info.types[n]!, $0) }
+            guard !values.isEmpty else { return "0" }
+            arguments.append(contentsOf: values)
+            return "(\(quote(n)) IN (\(placeholders(values.count))) AND \(quote(n)) IS NOT NULL)"
+        case .isNull(let n): return "(\(quote(n)) IS NULL)"
+        case .isNotNull(let n): return "(\(quote(n)) IS NOT NULL)"
+        case .hasPrefix(let n, let p):
+            guard info.types[n] == .string else { return "0" }
+            arguments.append(.text(p))
+            arguments.append(.text(p))
+            return "(\(quote(n)) IS NOT NULL AND substr(\(quote(n)), 1, length(?)) = ?)"
+        case .contains(let n, let p):
+            guard info.types[n] == .string else { return "0" }
+            arguments.append(.text(p))
+            return "(\(quote(n)) IS NOT NULL AND instr(\(quote(n)), ?) > 0)"
+        case .and(let cs):
+            guard !cs.isEmpty else { return "1" }
+            return "(" + cs.map { translate($0, info, &arguments) }.joined(separator: " AND ") + ")"
+        case .or(let cs):
+            guard !cs.isEmpty else { return "0" }
+            return "(" + cs.map { translate($0, info, &arguments) }.joined(separator: " OR ") + ")"
+        case .not(let c):
+            return "(NOT " + translate(c, info, &arguments) + ")"
+        }
+    }
+
+    private func relationship(_ entity: String, _ name: String) throws -> (Layout.LinkInfo, Bool) {
+        _ = try info(entity)
+        guard let (index, sideA) = layout.relationships[entity]?[name] else {
+            throw StoreError(.unknownRelationship, entity: entity, member: name, "\(entity) has no relationship '\(name)'")
+        }
+        return (layout.links[index], sideA)
+    }
+
+    /// The rows linked to each of `rows` through `link`, from side a (or b), in order.
+    private func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
+        var result: [Int64: [Int64]] = [:]
+        try chunked(rows) { chunk in
+            let sql: String
+            switch link.storage {
+            case .foreignKey(let table, let column):
+                sql = sideA
+                    ? "SELECT \"rowid\", \(column) FROM \(table) WHERE \"rowid\" IN (\(placeholders(chunk.count))) AND \(column) IS NOT NULL"
+                    : "SELECT \(column), \"rowid\" FROM \(table) WHERE \(column) IN (\(placeholders(chunk.count))) ORDER BY \"rowid\""
+            case .joinTable(let table):
+                sql = sideA
+                    ? "SELECT \"a\", \"b\" FROM \(table) WHERE \"a\" IN (\(placeholders(chunk.count))) ORDER BY \"a_pos\""
+                    : "SELECT \"b\", \"a\" FROM \(table) WHERE \"b\" IN (\(placeholders(chunk.count))) ORDER BY \"b_pos\""
+            }
+            try connection.run(sql, chunk.map { .int($0) }, context: "reading relationships") { row in
+                result[row.int(0), default: []].append(row.int(1))
+            }
+        }
+        return result
+    }
+
+    public func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
+        var byEntity: [String: [Int64]] = [:]
+        for id in ids { byEntity[id.entity, default: []].append(id.rowID) }
+        var result: [ObjectID: [ObjectID]] = [:]
+        for (entity, rows) in byEntity {
+            let (link, sideA) = try self.relationship(entity, relationship)
+            let other = sideA ? link.bEntity : link.aEntity
+            var seen = Set<Int64>()
+            for (row, targets) in try linked(link, sideA: sideA, of: rows.filter { seen.insert($0).inserted }) where !targets.isEmpty {
+                result[ObjectID(entity: entity, rowID: row)] = targets.map { ObjectID(entity: other, rowID: $0) }
+            }
+        }
+        return result
+    }
+
+    // MARK: StoreWriter
+
+    private func checkValues(_ values: [String: Value], _ info: Layout.EntityInfo) throws {
+        for name in values.keys.sorted() {
+            guard let type = info.types[name] else {
+                throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
+            }
+            guard Codec.accepts(type, values[name]!) else {
+                throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
+                                 "\(info.entity.name).\(name) is \(type); cannot store \(values[name]!)")
+            }
+        }
+    }
+
+    private func duplicate(_ info: Layout.EntityInfo, _ values: [String: Value]) -> StoreError {
+        let key = IdentityKey(info.identity.map { values[$0.name] ?? .string("") })
+        return StoreError(.duplicateIdentity, entity: info.entity.name, "an object of \(info.entity.name) with identity \(key) exists")
+    }
+
+    private func isUniqueViolation() -> Bool {
+        connection.extendedErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || connection.extendedErrorCode == 1555 /* PRIMARYKEY */
+    }
+
+    private func markUpdated(_ id: ObjectID) {
+        if !changes.inserted.contains(id) { changes.updated.insert(id) }
+    }
+
+    @discardableResult
+    public func insert(_ entity: String, values: [String: Value]) throws -> Object {
+        try checkOpen(writing: true)
+        let info = try info(entity)
+        try checkValues(values, info)
+        let arguments = info.entity.attributes.map { attribute in
+            values[attribute.name].map { Codec.encode($0, as: attribute.type) } ?? .null
+        }
+        do {
+            try connection.run(info.insertSQL, arguments, context: "inserting into \(entity)")
+        } catch {
+            if isUniqueViolation() { throw duplicate(info, values) }
+            throw error
+        }
+        let id = ObjectID(entity: entity, rowID: connection.lastInsertRowID)
+        changes.inserted.insert(id)
+        return Object(id: id, values: values)
+    }
+
+    public func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
+        try checkOpen(writing: true)
+        let info = try info(id.entity)
+        try checkValues(values, info)
+        for name in cleared.sorted() where info.types[name] == nil {
+            throw StoreError(.unknownAttribute, entity: id.entity, member: name, "\(id.entity) has no attribute '\(name)'")
+        }
+        let setNames = values.keys.sorted()
+        let clearNames = cleared.subtracting(values.keys).sorted()
+        if setNames.isEmpty && clearNames.isEmpty {
+            guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        } else {
+            let assignments = setNames.map { "\(quote($0)) = ?" } + clearNames.map { "\(quote($0)) = NULL" }
+            let arguments = setNames.map { Codec.encode(values[$0]!, as: info.types[$0]!) } + [.int(id.rowID)]
+            do {
+                try connection.run("UPDATE \(info.table) SET \(assignments.joined(separator: ", ")) WHERE \"rowid\" = ?", arguments,
+                                   context: "updating \(id)")
+            } catch {
+                if isUniqueViolation() {
+                    var merged = try object(id)?.values ?? [:]
+                    for (name, value) in values { merged[name] = value }
+                    throw duplicate(info, merged)
+                }
+                throw error
+            }
+            if connection.changes == 0 { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        }
+        markUpdated(id)
+    }
+
+    public func delete(_ id: ObjectID) throws {
+        try checkOpen(writing: true)
+        let info = try info(id.entity)
+        guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        for relationship in info.entity.relationships {
+            try setRelated(relationship.name, of: id, to: [])
+        }
+        // Links from relationships without an inverse that point at this object.
+        for index in layout.unnamedIncoming[id.entity] ?? [] {
+            let link = layout.links[index]
+            for source in try linked(link, sideA: false, of: [id.rowID])[id.rowID] ?? [] {
+                markUpdated(ObjectID(entity: link.aEntity, rowID: source))
+            }
+            try clear(link.storage, row: id.rowID, sideA: false)
+        }
+        // Links of relationships the schema no longer has.
+        for (storage, isA, isB) in layout.retired[id.entity] ?? [] {
+            if isA { try clear(storage, row: id.rowID, sideA: true) }
+            if isB { try clear(storage, row: id.rowID, sideA: false) }
+        }
+        try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
+        changes.updated.remove(id)
+        if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
+    }
+
+    /// Removes every link of `row` on one side of a link set.
+    private func clear(_ storage: Layout.Storage, row: Int64, sideA: Bool) throws {
+        switch storage {
+        case .foreignKey(let table, let column):
+            if !sideA {
+                try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", [.int(row)], context: "unlinking")
+            }
+        case .joinTable(let table):
+            try connection.run("DELETE FROM \(table) WHERE \(sideA ? "\"a\"" : "\"b\"") = ?", [.int(row)], context: "unlinking")
+        }
+    }
+
+    private func link(_ link: Layout.LinkInfo, _ aRow: Int64, _ bRow: Int64, aPosition: Int64?, bPosition: Int64?) throws {
+        switch link.storage {
+        case .foreignKey(let table, let column):
+            try connection.run("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?", [.int(bRow), .int(aRow)], context: "linking")
+        case .joinTable(let table):
+            let aPos = aPosition.map { SQLValue.int($0) }
+            let bPos = bPosition.map { SQLValue.int($0) }
+            try connection.run(
+                "INSERT INTO \(table) (\"a\", \"b\", \"a_pos\", \"b_pos\") VALUES (?, ?, coalesce(?, (SELECT ifnull(max(\"a_pos\") + 1, 0) FROM \(table) WHERE \"a\" = ?)), coalesce(?, (SELECT ifnull(max(\"b_pos\") + 1, 0) FROM \(table) WHERE \"b\" = ?)))",
+                [.int(aRow), .int(bRow), aPos ?? .null, .int(aRow), bPos ?? .null, .int(bRow)], context: "linking")
+        }
+    }
+
+    private func unlink(_ link: Layout.LinkInfo, _ aRow: Int64, _ bRow: Int64) throws {
+        switch link.storage {
+        case .foreignKey(let table, let column):
+            try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?", [.int(aRow), .int(bRow)], context: "unlinking")
+        case .joinTable(let table):
+            try connection.run("DELETE FROM \(table) WHERE \"a\" = ? AND \"b\" = ?", [.int(aRow), .int(bRow)], context: "unlinking")
+        }
+    }
+
+    public func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
+        try checkOpen(writing: true)
+        let (link, sideA) = try self.relationship(id.entity, relationship)
+        let info = try info(id.entity)
+        guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        let destination = sideA ? link.bEntity : link.aEntity
+        var unique: [Int64] = []
+        var seen = Set<Int64>()
+        for target in targets {
+            guard target.entity == destination else {
+                throw StoreError(.typeMismatch, entity: id.entity, member: relationship,
+                                 "\(id.entity).\(relationship) links to \(destination), not \(target.entity)")
+            }
+            if seen.insert(target.rowID).inserted { unique.append(target.rowID) }
+        }
+        if !unique.isEmpty {
+            let destinationInfo = try self.info(destination)
+            var existing = Set<Int64>()
+            try chunked(unique) { chunk in
+                try connection.run("SELECT \"rowid\" FROM \(destinationInfo.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
+                                   chunk.map { .int($0) }, context: "reading") { existing.insert($0.int(0)) }
+            }
+            if let missing = unique.first(where: { !existing.contains($0) }) {
+                let target = ObjectID(entity: destination, rowID: missing)
+                throw StoreError(.objectNotFound, entity: destination, "no object \(target)")
+            }
+        }
+        let sourceToOne = sideA ? link.aToOne : link.bToOne
+        let targetToOne = sideA ? link.bToOne : link.aToOne
+        if sourceToOne && unique.count > 1 {
+            throw StoreError(.typeMismatch, entity: id.entity, member: relationship, "\(id.entity).\(relationship) is to-one")
+        }
+        func pair(_ source: Int64, _ target: Int64) -> (Int64, Int64) { sideA ? (source, target) : (target, source) }
+        let old = try linked(link, sideA: sideA, of: [id.rowID])[id.rowID] ?? []
+        if old == unique { return }
+        let oldSet = Set(old)
+        for target in old where !seen.contains(target) {
+            let (a, b) = pair(id.rowID, target)
+            try unlink(link, a, b)
+            markUpdated(ObjectID(entity: destination, rowID: target))
+        }
+        if targetToOne && !unique.isEmpty {
+            // Each target may have one partner: take it away from its previous one.
+            for (target, previous) in try linked(link, sideA: !sideA, of: unique) {
+                for source in previous where source != id.rowID {
+                    let (a, b) = pair(source, target)
+                    try unlink(link, a, b)
+                    markUpdated(ObjectID(entity: id.entity, rowID: source))
+                }
+            }
+        }
+        for (position, target) in unique.enumerated() where !oldSet.contains(target) || targetToOne {
+            if !oldSet.contains(target) {
+                let (a, b) = pair(id.rowID, target)
+                try self.link(link, a, b, aPosition: sideA ? Int64(position) : nil, bPosition: sideA ? nil : Int64(position))
+            }
+            markUpdated(ObjectID(entity: destination, rowID: target))
+        }
+        if case .joinTable(let table) = link.storage {
+            // Kept links take their new positions.
+            let (own, other, position) = sideA ? ("\"a\"", "\"b\"", "\"a_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"")
+            for (index, target) in unique.enumerated() where oldSet.contains(target) {
+                try connection.run("UPDATE \(table) SET \(position) = ? WHERE \(own) = ? AND \(other) = ? AND \(position) <> ?",
+                                   [.int(Int64(index)), .int(id.rowID), .int(target), .int(Int64(index))], context: "ordering")
+            }
+        }
+        markUpdated(id)
+    }
+
+    // MARK: SQL
+
+    /// Rows of an SQL query with bound arguments; each row maps column names to values (INTEGER as
+    /// `.int`, REAL as `.double`, TEXT as `.string`, BLOB as `.data`; NULL columns are absent).
+    public func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[String: Value]] {
+        try checkOpen()
+        return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
+            var values: [String: Value] = [:]
+            for i in 0..<row.count {
+                if let value = Codec.value(row.value(i)) { values[row.name(i)] = value }
+            }
+            return values
+        }
+    }
+
+    /// Objects of `entity` selected by SQL with bound arguments. The result needs a `rowid`
+    /// column; columns named like attributes are decoded as those attributes, others are ignored.
+    public func fetch(_ entity: String, sql: String, arguments: [Value] = []) throws -> [Object] {
+        let info = try info(entity)
+        return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
+            var rowID: Int64?
+            var values: [String: Value] = [:]
+            for i in 0..<row.count {
+                let name = row.name(i)
+                if name == "rowid" {
+                    rowID = row.int(i)
+                } else if let type = info.types[name], let value = Codec.decode(row, i, as: type) {
+                    values[name] = value
+                }
+            }
+            guard let rowID else {
+                throw StoreError(.unsupported, entity: entity, "the SQL of fetch(\(entity), sql:) must select the \"rowid\" column: \(sql)")
+            }
+            return Object(id: ObjectID(entity: entity, rowID: rowID), values: values)
+        }
+    }
+
+    /// Runs one SQL statement with bound arguments in a write transaction. Changes made this way
+    /// are not announced on ``SQLiteStore/changes()``.
+    public func execute(_ sql: String, _ arguments: [Value] = []) throws {
+        try checkOpen(writing: true)
+        try connection.run(sql, arguments.map(Codec.plain), context: "running \(sql)")
+    }
+}

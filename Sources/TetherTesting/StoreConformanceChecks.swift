@@ -1,0 +1,630 @@
+import Foundation
+import Synchronization
+import Tether
+
+/// A task executor on its own dispatch queue, so that a check can hold a write open (blocking that
+/// queue's thread) without taking a thread of the cooperative pool.
+final class QueueExecutor: TaskExecutor {
+    let queue = DispatchQueue(label: "tether.conformance.writer")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+struct Checks: Sendable {
+    let store: any Store
+    let check: StoreConformance.Check
+
+    // MARK: Helpers
+
+    func expect(_ condition: Bool, _ message: @autoclosure () -> String, line: Int = #line) throws {
+        if !condition { throw ConformanceFailure(check: check, message(), line: line) }
+    }
+
+    func expectEqual<T: Equatable>(_ actual: T, _ expected: T, _ what: String, line: Int = #line) throws {
+        if actual != expected {
+            throw ConformanceFailure(check: check, "\(what): expected \(expected), got \(actual)", line: line)
+        }
+    }
+
+    func expectError(_ kind: StoreError.Kind, _ what: String, line: Int = #line, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as StoreError {
+            try expectEqual(error.kind, kind, "\(what): error kind (\(error))", line: line)
+            return
+        } catch {
+            throw ConformanceFailure(check: check, "\(what): expected a StoreError(.\(kind)), got \(error)", line: line)
+        }
+        throw ConformanceFailure(check: check, "\(what): expected a StoreError(.\(kind)), nothing was thrown", line: line)
+    }
+
+    func prepared() throws { try store.prepare(for: StoreConformance.schema) }
+
+    func insert(_ entity: String, _ values: [String: Value]) async throws -> ObjectID {
+        try await store.write { try $0.insert(entity, values: values).id }
+    }
+
+    func insertMany(_ entity: String, _ rows: [[String: Value]]) async throws -> [ObjectID] {
+        try await store.write { writer in try rows.map { try writer.insert(entity, values: $0).id } }
+    }
+
+    func related(_ name: String, _ id: ObjectID) async throws -> [ObjectID] {
+        try await store.read { try $0.related(name, of: id) }
+    }
+
+    func link(_ name: String, _ id: ObjectID, _ targets: [ObjectID]) async throws {
+        try await store.write { try $0.setRelated(name, of: id, to: targets) }
+    }
+
+    func expectRelated(_ name: String, _ id: ObjectID, _ expected: [ObjectID], ordered: Bool = false, line: Int = #line) async throws {
+        let actual = try await related(name, id)
+        if ordered {
+            try expectEqual(actual, expected, "\(id).\(name)", line: line)
+        } else {
+            try expectEqual(Set(actual), Set(expected), "\(id).\(name)", line: line)
+            try expectEqual(actual.count, expected.count, "\(id).\(name) count", line: line)
+        }
+    }
+
+    func ids(_ n: Int, _ entity: String, from start: Int64 = 1) async throws -> [ObjectID] {
+        try await insertMany(entity, (0..<n).map { ["id": .int(start + Int64($0))] })
+    }
+
+    // MARK: Checks
+
+    func prepare() async throws {
+        try await expectError(.notPrepared, "fetch before prepare") { _ = try await store.read { try $0.fetch(Query("Item")) } }
+        try prepared()
+        try prepared()  // preparing again with the same schema is harmless
+        try expectEqual(try await store.read { try $0.fetch(Query("Item")) }, [], "an empty store's objects")
+        try expectEqual(try await store.read { try $0.count(Query("Item")) }, 0, "an empty store's count")
+        try await expectError(.unknownEntity, "fetch of an unknown entity") { _ = try await store.read { try $0.fetch(Query("Nope")) } }
+        try await expectError(.unknownEntity, "insert into an unknown entity") { _ = try await insert("Nope", [:]) }
+        try await expectError(.unknownAttribute, "condition on an unknown attribute") {
+            _ = try await store.read { try $0.fetch(Query("Item", where: .equal("nope", .int(1)))) }
+        }
+        try await expectError(.unknownAttribute, "sort by an unknown attribute") {
+            _ = try await store.read { try $0.count(Query("Item", sortedBy: [.ascending("nope")])) }
+        }
+        let item = try await insert("Item", ["id": .int(1)])
+        try await expectError(.unknownRelationship, "an unknown relationship") { _ = try await related("nope", item) }
+    }
+
+    func insertUpdateClearDelete() async throws {
+        try prepared()
+        let values: [String: Value] = ["id": .int(1), "name": .string("a"), "score": .double(1.5)]
+        let first = try await store.write { try $0.insert("Item", values: values) }
+        try expectEqual(first.values, values, "inserted values")
+        try expectEqual(try await store.read { try $0.object(first.id) }?.values, values, "stored values")
+        let second = try await insert("Item", ["id": .int(2)])
+        try expect(second != first.id, "two objects got the same id \(second)")
+        try await store.write { try $0.update(first.id, setting: ["name": .string("b"), "rank": .int(3)], clearing: ["score"]) }
+        try expectEqual(try await store.read { try $0.object(first.id) }?.values,
+                        ["id": .int(1), "name": .string("b"), "rank": .int(3)], "values after update")
+        try await store.write { try $0.update(first.id, setting: ["name": .string("c")], clearing: ["name", "rank"]) }
+        try expectEqual(try await store.read { try $0.object(first.id) }?.values,
+                        ["id": .int(1), "name": .string("c")], "setting wins over clearing the same attribute")
+        try await store.write { try $0.update(first.id, setting: [:], clearing: []) }
+        try await store.write { try $0.delete(first.id) }
+        try expect(try await store.read { try $0.object(first.id) } == nil, "a deleted object is still readable")
+        try expectEqual(try await store.read { try $0.objects("Item", identities: [IdentityKey(.int(1))]) }.count, 0,
+                        "identity lookup of a deleted object")
+        try expectEqual(try await store.read { try $0.count(Query("Item")) }, 1, "count after delete")
+        let again = try await insert("Item", ["id": .int(1)])
+        try expect(again != first.id && again != second, "an object id was reused: \(again)")
+        try expectEqual(try await store.read { try $0.objects([again, first.id, second]) }.map(\.id), [again, second], "objects(ids)")
+    }
+
+    func writeErrors() async throws {
+        try prepared()
+        let first = try await insert("Item", ["id": .int(1)])
+        let second = try await insert("Item", ["id": .int(2)])
+        try await expectError(.duplicateIdentity, "inserting a duplicate identity") { _ = try await insert("Item", ["id": .int(1)]) }
+        try await expectError(.duplicateIdentity, "updating to a duplicate identity") {
+            try await store.write { try $0.update(second, setting: ["id": .int(1)], clearing: []) }
+        }
+        try await expectError(.unknownAttribute, "inserting an unknown attribute") { _ = try await insert("Item", ["id": .int(3), "nope": .int(1)]) }
+        try await expectError(.typeMismatch, "inserting a string into an int64") { _ = try await insert("Item", ["id": .string("3")]) }
+        try await expectError(.typeMismatch, "updating an int64 with a double") {
+            try await store.write { try $0.update(first, setting: ["rank": .double(1)], clearing: []) }
+        }
+        try await expectError(.unknownAttribute, "clearing an unknown attribute") {
+            try await store.write { try $0.update(first, setting: [:], clearing: ["nope"]) }
+        }
+        let missing = ObjectID(entity: "Item", rowID: 987_654_321)
+        try await expectError(.objectNotFound, "updating a missing object") {
+            try await store.write { try $0.update(missing, setting: ["name": .string("x")], clearing: []) }
+        }
+        try await expectError(.objectNotFound, "deleting a missing object") { try await store.write { try $0.delete(missing) } }
+        try expect(try await store.read { try $0.object(missing) } == nil, "a missing object was found")
+        // A failed operation inside a transaction leaves the transaction usable.
+        let third = try await store.write { writer -> ObjectID in
+            do {
+                _ = try writer.insert("Item", values: ["id": .int(1)])
+            } catch {}
+            return try writer.insert("Item", values: ["id": .int(3), "name": .string("three")]).id
+        }
+        try expectEqual(try await store.read { try $0.count(Query("Item")) }, 3, "objects after a caught error")
+        try expectEqual(try await store.read { try $0.object(third) }?["name"], .string("three"), "object inserted after a caught error")
+        // Objects without identity values are not unique.
+        _ = try await insertMany("Item", [["name": .string("anonymous")], ["name": .string("anonymous")]])
+        try expectEqual(try await store.read { try $0.count(Query("Item", where: .isNull("id"))) }, 2, "objects without identity")
+    }
+
+    func identityLookupInt() async throws {
+        try prepared()
+        let ids = try await insertMany("Item", (0..<1500).map { ["id": .int(Int64($0)), "rank": .int(Int64($0 * 2))] })
+        var keys = (0..<1800).map { IdentityKey(.int(Int64($0))) }
+        keys += [IdentityKey(.string("5")), IdentityKey(.double(5)), IdentityKey(.int(7)), IdentityKey([.int(7), .int(7)])]
+        let found = try await store.read { [keys] in try $0.objects("Item", identities: keys) }
+        try expectEqual(found.count, 1500, "objects found among 1,800 int identities")
+        for i in [0, 1, 499, 500, 501, 999, 1000, 1499] {
+            let object = found[IdentityKey(.int(Int64(i)))]
+            try expectEqual(object?.id, ids[i], "object with identity \(i)")
+            try expectEqual(object?["rank"], .int(Int64(i * 2)), "rank of the object with identity \(i)")
+        }
+        try expectEqual(try await store.read { try $0.objects("Item", identities: []) }.count, 0, "lookup of no identities")
+    }
+
+    func identityLookupString() async throws {
+        try prepared()
+        let codes = (0..<1200).map { "p\($0)" } + ["", "ü", "名前", "with \"quotes\" and 'apostrophes'"]
+        _ = try await insertMany("Person", codes.map { ["code": .string($0), "name": .string("name of \($0)")] })
+        let keys = codes.map { IdentityKey(.string($0)) } + [IdentityKey(.string("P1")), IdentityKey(.string("p1 ")), IdentityKey(.int(1))]
+        let found = try await store.read { try $0.objects("Person", identities: keys) }
+        try expectEqual(found.count, codes.count, "objects found by string identity (case-sensitive)")
+        for code in ["", "ü", "名前", "p1199", "with \"quotes\" and 'apostrophes'"] {
+            try expectEqual(found[IdentityKey(.string(code))]?["name"], .string("name of \(code)"), "person '\(code)'")
+        }
+    }
+
+    func identityLookupComposite() async throws {
+        try prepared()
+        let rows: [[String: Value]] = (0..<1200).map { ["left": .int(Int64($0 % 40)), "right": .string("r\($0)"), "note": .string("n\($0)")] }
+        _ = try await insertMany("Pair", rows)
+        try await expectError(.duplicateIdentity, "a duplicate composite identity") {
+            _ = try await insert("Pair", ["left": .int(1), "right": .string("r1")])
+        }
+        _ = try await insert("Pair", ["left": .int(2), "right": .string("r1")])  // same right, other left: distinct
+        var keys = (0..<1200).map { IdentityKey([.int(Int64($0 % 40)), .string("r\($0)")]) }
+        keys += [IdentityKey([.int(3), .string("r1")]), IdentityKey([.int(1)]), IdentityKey([.string("r1"), .int(1)])]
+        let found = try await store.read { [keys] in try $0.objects("Pair", identities: keys) }
+        try expectEqual(found.count, 1200, "objects found by composite identity")
+        try expectEqual(found[IdentityKey([.int(7), .string("r1047")])]?["note"], .string("n1047"), "pair (7, r1047)")
+    }
+
+    /// A small data set with unset values and every attribute kind, and the expected semantics of
+    /// every condition (as ``Condition/matches(_:)`` defines them).
+    static let conditionItems: [[String: Value]] = {
+        let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
+        let uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        return [
+            ["id": .int(1), "name": .string("apple"), "score": .double(1.5), "rank": .int(1), "flag": .bool(true),
+             "when": .date(base), "code": .uuid(uuid), "site": .url(URL(string: "https://a.example/x")!),
+             "blob": .data(Data([1, 2])), "price": .decimal(Decimal(string: "10.5")!), "extra": .string("x")],
+            ["id": .int(2), "name": .string("Apple"), "score": .double(2.5), "rank": .int(2), "flag": .bool(false),
+             "when": .date(base.addingTimeInterval(0.5)), "price": .decimal(Decimal(string: "9.75")!), "extra": .int(3)],
+            ["id": .int(3), "name": .string("pineapple"), "score": .double(3), "rank": .int(3),
+             "when": .date(base.addingTimeInterval(-1)), "blob": .data(Data([1, 2, 3])), "price": .decimal(100)],
+            ["id": .int(4), "name": .string("éclair"), "rank": .int(4), "flag": .bool(true)],
+            ["id": .int(5), "score": .double(-1), "rank": .int(5), "site": .url(URL(string: "https://b.example/")!)],
+            ["id": .int(6), "name": .string("banana split"), "score": .double(2.5), "extra": .string("y")],
+            ["id": .int(7), "name": .string(""), "score": .double(0), "rank": .int(-3), "flag": .bool(false)],
+            ["id": .int(8), "name": .string("zebra"), "rank": .int(2), "code": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!)],
+        ]
+    }()
+
+    func fetchConditions() async throws {
+        try prepared()
+        _ = try await insertMany("Item", Self.conditionItems)
+        let base = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
+        let cases: [(Condition?, Int?)] = [
+            (.equal("name", .string("apple")), 1),
+            (.equal("name", .int(5)), 0),
+            (.notEqual("name", .string("apple")), 6),
+            (.not(.equal("name", .string("apple"))), 7),
+            (.less("rank", .int(3)), 4),
+            (.lessOrEqual("score", .double(2.5)), 5),
+            (.greater("score", .int(2)), 3),
+            (.greaterOrEqual("rank", .double(2.5)), 3),
+            (.in("rank", [.int(1), .int(3), .string("2")]), 2),
+            (.in("rank", []), 0),
+            (.isNull("name"), 1),
+            (.isNotNull("name"), 7),
+            (.hasPrefix("name", "ap"), 1),
+            (.hasPrefix("name", "Ap"), 1),
+            (.hasPrefix("name", ""), 7),
+            (.contains("name", "pp"), 3),
+            (.contains("name", "PP"), 0),
+            (.contains("name", "é"), 1),
+            (.contains("name", " "), 1),
+            (.contains("name", ""), 7),
+            (.hasPrefix("site", "https"), 0),
+            (.equal("flag", .bool(true)), 2),
+            (.not(.equal("flag", .bool(true))), 6),
+            (.less("when", .date(base)), 1),
+            (.greaterOrEqual("when", .date(base)), 2),
+            (.equal("code", .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!)), 1),
+            (.equal("site", .url(URL(string: "https://b.example/")!)), 1),
+            (.equal("blob", .data(Data([1, 2]))), 1),
+            (.greater("blob", .data(Data([1, 2]))), 1),
+            (.greater("price", .decimal(10)), 2),
+            (.equal("extra", .string("x")), 1),
+            (.and([.greater("score", .double(0)), .isNotNull("name")]), 4),
+            (.or([.equal("rank", .int(1)), .equal("rank", .int(5))]), 2),
+            (.and([]), 8),
+            (.or([]), 0),
+            (.not(.or([.isNull("score"), .less("score", .double(2))])), 3),
+            (.equal("name", .string("apple")) || .not(.isNotNull("rank")), 2),
+            (nil, 8),
+        ]
+        for (condition, expectedCount) in cases {
+            let objects = try await store.read { try $0.fetch(Query("Item", where: condition)) }
+            let expected = Self.conditionItems.filter { condition?.matches($0) ?? true }.map { $0["id"]! }
+            try expectEqual(objects.map { $0["id"]! }, expected, "ids matching \(condition.map { "\($0)" } ?? "nil") in id order")
+            if let expectedCount {
+                try expectEqual(expected.count, expectedCount, "reference count of \(condition.map { "\($0)" } ?? "nil")")
+            }
+            let count = try await store.read { try $0.count(Query("Item", where: condition, limit: 1, offset: 1)) }
+            try expectEqual(count, expected.count, "count of \(condition.map { "\($0)" } ?? "nil") (ignoring limit and offset)")
+        }
+    }
+
+    func sortLimitOffsetCount() async throws {
+        try prepared()
+        let ids = try await insertMany("Item", Self.conditionItems)
+        let rowOf = Dictionary(uniqueKeysWithValues: zip(Self.conditionItems.map { $0["id"]! }, ids.map(\.rowID)))
+        let sorts: [[Sort]] = [
+            [.ascending("name")], [.descending("name")], [.ascending("score")], [.descending("score")],
+            [.descending("score"), .ascending("name")], [.ascending("flag"), .descending("rank")],
+            [.ascending("when")], [.descending("price")], [.ascending("blob")], [.ascending("code")], [],
+        ]
+        for sort in sorts {
+            for (limit, offset) in [(nil, 0), (3, 0), (3, 2), (100, 6), (0, 0), (nil, 5), (2, 50)] as [(Int?, Int)] {
+                let query = Query("Item", where: .not(.equal("rank", .int(5))), sortedBy: sort, limit: limit, offset: offset)
+                let objects = try await store.read { try $0.fetch(query) }
+                var expected = Self.conditionItems.filter { query.condition!.matches($0) }
+                expected.sort { a, b in
+                    if Sort.areInIncreasingOrder(a, b, by: sort) { return true }
+                    if Sort.areInIncreasingOrder(b, a, by: sort) { return false }
+                    return rowOf[a["id"]!]! < rowOf[b["id"]!]!
+                }
+                let start = min(offset, expected.count)
+                let end = limit.map { min(expected.count, start + $0) } ?? expected.count
+                try expectEqual(objects.map { $0["id"]! }, expected[start..<end].map { $0["id"]! },
+                                "sorted by \(sort.map { "\($0.attribute)\($0.ascending ? "↑" : "↓")" }), limit \(limit.map(String.init) ?? "none"), offset \(offset)")
+                try expectEqual(try await store.read { try $0.count(query) }, expected.count, "count ignoring limit and offset")
+            }
+        }
+    }
+
+    func toOne() async throws {
+        try prepared()
+        let authors = try await ids(2, "Author")
+        let posts = try await ids(2, "Post")
+        try await link("author", posts[0], [authors[0]])
+        try await expectRelated("author", posts[0], [authors[0]])
+        try await expectRelated("posts", authors[0], [posts[0]])
+        try await link("author", posts[0], [authors[1]])  // moving the post to another author
+        try await expectRelated("posts", authors[0], [])
+        try await expectRelated("posts", authors[1], [posts[0]])
+        try await link("author", posts[1], [authors[1]])
+        try await expectRelated("posts", authors[1], [posts[0], posts[1]])
+        try await link("author", posts[0], [])  // unlinking
+        try await expectRelated("author", posts[0], [])
+        try await expectRelated("posts", authors[1], [posts[1]])
+        let all = try await store.read { try $0.related("author", of: posts) }
+        try expectEqual(all, [posts[1]: [authors[1]]], "batched to-one read (objects without links are absent)")
+    }
+
+    func toMany() async throws {
+        try prepared()
+        let authors = try await ids(2, "Author")
+        let posts = try await ids(3, "Post")
+        try await link("posts", authors[0], [posts[0], posts[1], posts[0]])  // duplicates are ignored
+        try await expectRelated("posts", authors[0], [posts[0], posts[1]])
+        try await expectRelated("author", posts[1], [authors[0]])
+        try await link("posts", authors[1], [posts[1], posts[2]])  // takes posts[1] away from authors[0]
+        try await expectRelated("posts", authors[0], [posts[0]])
+        try await expectRelated("author", posts[1], [authors[1]])
+        try await link("posts", authors[0], [posts[0], posts[2]])
+        try await expectRelated("posts", authors[1], [posts[1]])
+        try await expectRelated("author", posts[2], [authors[0]])
+        try await link("posts", authors[0], [])
+        try await expectRelated("author", posts[0], [])
+        try await expectRelated("author", posts[2], [])
+        try await expectRelated("posts", authors[1], [posts[1]])
+    }
+
+    func orderedToMany() async throws {
+        try prepared()
+        let lists = try await ids(2, "Playlist")
+        let songs = try await ids(4, "Song")
+        try await link("songs", lists[0], [songs[2], songs[0], songs[1]])
+        try await expectRelated("songs", lists[0], [songs[2], songs[0], songs[1]], ordered: true)
+        try await expectRelated("playlist", songs[0], [lists[0]])
+        try await link("songs", lists[0], [songs[1], songs[2]])
+        try await expectRelated("songs", lists[0], [songs[1], songs[2]], ordered: true)
+        try await expectRelated("playlist", songs[0], [])
+        try await link("playlist", songs[3], [lists[0]])  // linking from the to-one side appends
+        try await expectRelated("songs", lists[0], [songs[1], songs[2], songs[3]], ordered: true)
+        try await link("songs", lists[1], [songs[2]])  // moves songs[2]
+        try await expectRelated("songs", lists[0], [songs[1], songs[3]], ordered: true)
+        try await link("songs", lists[0], [songs[3], songs[0], songs[1]])
+        try await expectRelated("songs", lists[0], [songs[3], songs[0], songs[1]], ordered: true)
+        // An ordered many-to-many keeps its order too.
+        let post = try await insert("Post", ["id": .int(1)])
+        let tags = try await ids(3, "Tag")
+        try await link("tags", post, [tags[1], tags[2], tags[0]])
+        try await expectRelated("tags", post, [tags[1], tags[2], tags[0]], ordered: true)
+        try await link("tags", post, [tags[0], tags[1]])
+        try await expectRelated("tags", post, [tags[0], tags[1]], ordered: true)
+        try await expectRelated("posts", tags[2], [])
+    }
+
+    func manyToMany() async throws {
+        try prepared()
+        let groups = try await ids(2, "Group")
+        let members = try await ids(3, "Member")
+        try await link("members", groups[0], [members[0], members[1]])
+        try await link("members", groups[1], [members[1], members[2]])
+        try await expectRelated("groups", members[1], [groups[0], groups[1]])
+        try await expectRelated("members", groups[0], [members[0], members[1]])
+        try await link("groups", members[1], [groups[1]])  // from the other side
+        try await expectRelated("members", groups[0], [members[0]])
+        try await expectRelated("members", groups[1], [members[1], members[2]])
+        try await link("groups", members[0], [groups[0], groups[1]])
+        try await expectRelated("members", groups[1], [members[0], members[1], members[2]])
+        try await link("members", groups[1], [])
+        for member in members { try await expectRelated("groups", member, member == members[0] ? [groups[0]] : []) }
+    }
+
+    func oneToOne() async throws {
+        try prepared()
+        let authors = try await ids(2, "Author")
+        let profiles = try await ids(2, "Profile")
+        try await link("profile", authors[0], [profiles[0]])
+        try await expectRelated("author", profiles[0], [authors[0]])
+        try await link("profile", authors[1], [profiles[0]])  // takes the profile away from authors[0]
+        try await expectRelated("profile", authors[0], [])
+        try await expectRelated("author", profiles[0], [authors[1]])
+        try await link("author", profiles[1], [authors[1]])  // from the other side: authors[1] changes profile
+        try await expectRelated("profile", authors[1], [profiles[1]])
+        try await expectRelated("author", profiles[0], [])
+    }
+
+    func withoutInverse() async throws {
+        try prepared()
+        let authors = try await ids(2, "Author")
+        let posts = try await ids(2, "Post")
+        try await link("pinned", authors[0], [posts[0]])
+        try await link("pinned", authors[1], [posts[0]])  // no inverse: both may pin the same post
+        try await expectRelated("pinned", authors[0], [posts[0]])
+        try await expectRelated("pinned", authors[1], [posts[0]])
+        try await link("starred", authors[0], [posts[1], posts[0]])
+        try await link("starred", authors[1], [posts[0]])
+        try await expectRelated("starred", authors[0], [posts[1], posts[0]])
+        try await link("pinned", authors[0], [posts[1]])
+        try await expectRelated("pinned", authors[0], [posts[1]])
+    }
+
+    func deleteRemovesLinks() async throws {
+        try prepared()
+        let authors = try await ids(2, "Author")
+        let posts = try await ids(3, "Post")
+        let tags = try await ids(2, "Tag")
+        let profile = try await insert("Profile", ["id": .int(1)])
+        try await link("posts", authors[0], [posts[0], posts[1]])
+        try await link("pinned", authors[1], [posts[0]])
+        try await link("starred", authors[1], [posts[0], posts[2]])
+        try await link("tags", posts[0], [tags[0], tags[1]])
+        try await link("profile", authors[0], [profile])
+        try await store.write { try $0.delete(posts[0]) }
+        try await expectRelated("posts", authors[0], [posts[1]])
+        try await expectRelated("pinned", authors[1], [])
+        try await expectRelated("starred", authors[1], [posts[2]])
+        try await expectRelated("posts", tags[0], [])
+        try await store.write { try $0.delete(authors[0]) }
+        try await expectRelated("author", posts[1], [])
+        try await expectRelated("author", profile, [])
+        let remaining = try await store.read { try $0.related("author", of: posts + [posts[1]]) }
+        try expectEqual(remaining.count, 0, "links left after deleting")
+    }
+
+    func relationshipErrors() async throws {
+        try prepared()
+        let author = try await insert("Author", ["id": .int(1)])
+        let posts = try await ids(2, "Post")
+        let tag = try await insert("Tag", ["id": .int(1)])
+        try await expectError(.typeMismatch, "linking an object of the wrong entity") { try await link("posts", author, [tag]) }
+        try await expectError(.objectNotFound, "linking a missing object") {
+            try await link("posts", author, [ObjectID(entity: "Post", rowID: 987_654_321)])
+        }
+        try await expectError(.typeMismatch, "two objects for a to-one relationship") { try await link("author", posts[0], posts) }
+        try await expectError(.unknownRelationship, "an unknown relationship") { try await link("nope", author, []) }
+        try await expectError(.objectNotFound, "linking from a missing object") {
+            try await link("posts", ObjectID(entity: "Author", rowID: 987_654_321), [])
+        }
+        try await expectRelated("posts", author, [])
+    }
+
+    func relatedBatch() async throws {
+        try prepared()
+        let authors = try await ids(10, "Author")
+        let posts = try await ids(1200, "Post")
+        try await store.write { writer in
+            for (i, post) in posts.enumerated() where i % 7 != 0 {
+                try writer.setRelated("author", of: post, to: [authors[i % 10]])
+            }
+        }
+        let byPost = try await store.read { try $0.related("author", of: posts) }
+        try expectEqual(byPost.count, posts.indices.filter { $0 % 7 != 0 }.count, "posts with an author")
+        try expectEqual(byPost[posts[13]], [authors[3]], "the author of post 13")
+        try expect(byPost[posts[14]] == nil, "a post without an author is in the result")
+        let byAuthor = try await store.read { try $0.related("posts", of: authors) }
+        try expectEqual(byAuthor.values.reduce(0) { $0 + $1.count }, byPost.count, "posts counted from the authors")
+        try expectEqual(Set(byAuthor[authors[3]] ?? []), Set(posts.indices.filter { $0 % 10 == 3 && $0 % 7 != 0 }.map { posts[$0] }), "posts of author 3")
+    }
+
+    func deleteRules() async throws {
+        try prepared()
+        let schema = StoreConformance.schema
+        let department = try await insert("Department", ["id": .int(1)])
+        let employees = try await ids(2, "Employee")
+        let manager = try await insert("Manager", ["id": .int(1)])
+        try await link("employees", department, employees)
+        try await link("manager", department, [manager])
+        try await expectError(.deleteDenied, "deleting while a deny relationship links an object") {
+            try await store.write { try DeleteRules.delete(department, schema: schema, in: $0) }
+        }
+        try expectEqual(try await store.read { try $0.count(Query("Employee")) }, 2, "employees after a denied delete")
+        try await link("manager", department, [])
+        try await store.write { try DeleteRules.delete(department, schema: schema, in: $0) }
+        try expectEqual(try await store.read { try $0.count(Query("Employee")) }, 0, "employees after a cascading delete")
+        try expectEqual(try await store.read { try $0.count(Query("Department")) }, 0, "departments after delete")
+        try expectEqual(try await store.read { try $0.count(Query("Manager")) }, 1, "managers after delete")
+    }
+
+    struct Abort: Error {}
+
+    func rollback() async throws {
+        try prepared()
+        let author = try await insert("Author", ["id": .int(1), "name": .string("before")])
+        let post = try await insert("Post", ["id": .int(1)])
+        try await link("posts", author, [post])
+        do {
+            try await store.write { writer in
+                let other = try writer.insert("Author", values: ["id": .int(2)])
+                try writer.update(author, setting: ["name": .string("after")], clearing: [])
+                try writer.setRelated("posts", of: other.id, to: [post])
+                try writer.delete(author)
+                throw Abort()
+            }
+            throw ConformanceFailure(check: check, "the throwing write did not rethrow")
+        } catch is Abort {}
+        try expectEqual(try await store.read { try $0.count(Query("Author")) }, 1, "authors after a rolled-back write")
+        try expectEqual(try await store.read { try $0.object(author) }?["name"], .string("before"), "name after a rolled-back write")
+        try await expectRelated("author", post, [author])
+        let value = try await store.write { writer in try writer.count(Query("Author")) * 10 }
+        try expectEqual(value, 10, "the value a write returns")
+    }
+
+    func readDuringWrite() async throws {
+        try prepared()
+        _ = try await insert("Item", ["id": .int(1)])
+        let seen = Mutex<Int?>(nil)
+        let store = self.store
+        let reader = Task {
+            // Waits until the write below has inserted, then reads while it is still open.
+            while seen.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(1)) }
+            let count = try await store.read { try $0.count(Query("Item")) }
+            seen.withLock { $0 = count }
+        }
+        try await withTaskExecutorPreference(QueueExecutor()) {
+            try await store.write { writer in
+                _ = try writer.insert("Item", values: ["id": .int(2)])
+                seen.withLock { $0 = -1 }
+                // Hold the transaction open (on the executor's own thread) until the read is done.
+                let deadline = Date().addingTimeInterval(20)
+                while seen.withLock({ $0 }) == -1 && Date() < deadline { usleep(1000) }
+            }
+        }
+        try await reader.value
+        try expectEqual(seen.withLock { $0 }, 1, "objects a read saw during a write (the last committed state)")
+        try expectEqual(try await store.read { try $0.count(Query("Item")) }, 2, "objects after the write")
+    }
+
+    func changeSets() async throws {
+        try prepared()
+        let stream = store.changes()
+        let (author, post) = try await store.write { writer in
+            (try writer.insert("Author", values: ["id": .int(1)]).id, try writer.insert("Post", values: ["id": .int(1)]).id)
+        }
+        try? await store.write { writer in
+            _ = try writer.insert("Author", values: ["id": .int(2)])
+            throw Abort()
+        }
+        _ = try await store.read { try $0.count(Query("Author")) }
+        try await store.write { _ = try $0.count(Query("Author")) }  // a write that changes nothing
+        try await store.write { writer in
+            try writer.update(author, setting: ["name": .string("x")], clearing: [])
+            try writer.setRelated("posts", of: author, to: [post])
+        }
+        let temporary = try await store.write { writer -> ObjectID in
+            let temporary = try writer.insert("Author", values: ["id": .int(3)]).id
+            try writer.setRelated("posts", of: temporary, to: [post])
+            try writer.delete(temporary)
+            try writer.delete(author)
+            return temporary
+        }
+        let marker = try await insert("Tag", ["id": .int(1)])
+        var iterator = stream.makeAsyncIterator()
+        var received: [ChangeSet] = []
+        for _ in 0..<4 {
+            guard let next = await iterator.next() else { break }
+            received.append(next)
+        }
+        let expected = [
+            ChangeSet(inserted: [author, post]),
+            ChangeSet(updated: [author, post]),
+            ChangeSet(updated: [post], deleted: [author]),
+            ChangeSet(inserted: [marker]),
+        ]
+        try expectEqual(received, expected, "change sets (none for a rolled-back or empty write; \(temporary) inserted and deleted in one transaction is in neither)")
+    }
+
+    static let roundTripRows: [[String: Value]] = {
+        let uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        return [
+            ["id": .int(Int64.max), "name": .string("héllo wörld 👩‍👩‍👧 日本語"), "score": .double(.pi), "rank": .int(Int64.min),
+             "small": .int(Int64(Int16.min)), "medium": .int(Int64(Int32.max)), "ratio": .double(Double(Float(0.1))),
+             "price": .decimal(Decimal(string: "12345678901234567890.123456789")!), "flag": .bool(true),
+             "when": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_789)), "blob": .data(Data((0...255).map { UInt8($0) })),
+             "code": .uuid(uuid), "site": .url(URL(string: "https://example.com/a/b?q=1&r=%20#frag")!), "extra": .string("transformed")],
+            ["id": .int(Int64.min), "name": .string(""), "score": .double(-0.0), "rank": .int(0), "small": .int(Int64(Int16.max)),
+             "medium": .int(Int64(Int32.min)), "price": .decimal(Decimal(string: "-0.000001")!), "flag": .bool(false),
+             "when": .date(Date(timeIntervalSince1970: 1_700_000_000.001)), "blob": .data(Data()),
+             "site": .url(URL(string: "file:///tmp/x%20y")!), "extra": .int(Int64.min)],
+            ["id": .int(0), "name": .string("quote \" apostrophe ' backslash \\ nul \u{0} end"), "score": .double(.infinity),
+             "when": .date(Date(timeIntervalSince1970: -1.5)), "price": .decimal(0), "extra": .date(Date(timeIntervalSinceReferenceDate: 1.000_001))],
+            ["id": .int(1), "score": .double(-.greatestFiniteMagnitude), "extra": .decimal(Decimal(string: "3.14159265358979323846")!)],
+            ["id": .int(2), "score": .double(.leastNonzeroMagnitude), "extra": .data(Data([0, 1]))],
+            ["id": .int(3), "extra": .uuid(uuid)],
+            ["id": .int(4), "extra": .url(URL(string: "https://example.com")!)],
+            ["id": .int(5), "extra": .bool(true)],
+            ["id": .int(6), "extra": .double(-2.5)],
+            ["id": .int(7)],
+        ]
+    }()
+
+    func valuesRoundTrip() async throws {
+        try prepared()
+        let rows = Self.roundTripRows
+        let ids = try await insertMany("Item", rows)
+        for (id, row) in zip(ids, rows) {
+            try expectEqual(try await store.read { try $0.object(id) }?.values, row, "values of \(id) read by id")
+        }
+        let byIdentity = try await store.read { try $0.objects("Item", identities: rows.map { IdentityKey($0["id"]!) }) }
+        for row in rows {
+            try expectEqual(byIdentity[IdentityKey(row["id"]!)]?.values, row, "values read by identity \(row["id"]!)")
+        }
+        let fetched = try await store.read { try $0.fetch(Query("Item")) }
+        try expectEqual(fetched.map(\.values), rows, "values read by fetch")
+        for row in rows {
+            for (name, value) in row {
+                let count = try await store.read { try $0.count(Query("Item", where: .equal(name, value))) }
+                try expect(count >= 1, "no object matches \(name) == \(value)")
+            }
+        }
+        // Updating with the extreme values keeps them too.
+        try await store.write { writer in
+            try writer.update(ids[9], setting: rows[0].filter { $0.key != "id" }, clearing: [])
+        }
+        var expected = rows[0]
+        expected["id"] = rows[9]["id"]
+        try expectEqual(try await store.read { try $0.object(ids[9]) }?.values, expected, "values after update")
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+import Tether
+import TetherSQLite
+
+/// A fresh directory for one test's database files, removed when the value goes away.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("tether-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String = "store.sqlite") -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
