@@ -65,7 +65,7 @@ let package = Package(
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting"]),
-        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"]),
+        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"], exclude: ["Fixtures"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"]),
         .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherTesting"]),
