@@ -17,8 +17,8 @@ import Synchronization
 /// ```
 ///
 /// A path matches the request URL's percent-escaped path, without a trailing slash difference;
-/// a stub path with a `?` also matches the query exactly. Stubs are tried in the order they
-/// were added; a `once` stub answers one request and is then removed. A request no stub matches
+/// a stub path with a `?` also matches the query exactly, and wins over a stub without query
+/// (which matches any query). Otherwise stubs are tried in the order they were added; a `once` stub answers one request and is then removed. A request no stub matches
 /// throws ``StubTransport/NoStub`` (the client reports it as a ``TransportError`` `.other`).
 public final class StubTransport: Transport {
     public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
@@ -88,7 +88,9 @@ public final class StubTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let handler: Handler? = state.withLock { state in
             state.requests.append(request)
-            guard let index = state.stubs.firstIndex(where: { Self.matches($0.stub.method, $0.stub.path, request) }) else { return nil }
+            // A stub naming a query wins over one naming only the path.
+            let exact = state.stubs.firstIndex { $0.stub.path?.contains("?") == true && Self.matches($0.stub.method, $0.stub.path, request) }
+            guard let index = exact ?? state.stubs.firstIndex(where: { Self.matches($0.stub.method, $0.stub.path, request) }) else { return nil }
             let stub = state.stubs[index].stub
             if stub.once { state.stubs.remove(at: index) }
             return stub.handler

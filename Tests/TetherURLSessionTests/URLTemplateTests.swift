@@ -34,7 +34,8 @@ import TetherTesting
         #expect(url.absoluteString == "https://api.example.com/users/\(escaped)/repos")
         // The value never changes the path's shape nor adds a query or fragment.
         let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
-        #expect(components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).count == 5)
+        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        #expect(segments == ["", "users", escaped, "repos"])
         #expect(components.query == nil)
         #expect(components.fragment == nil)
         #expect(url.standardized.absoluteString == url.absoluteString)
