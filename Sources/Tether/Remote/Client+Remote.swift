@@ -424,13 +424,24 @@ public struct RelationshipResource: Sendable {
         try await client.fetchRelationship(relationship, of: source)
     }
 
-    /// POSTs `target`'s JSON to the relationship URL, merges the answer into `target` (it gets
+    /// POSTs `target`'s JSON to the relationship URL (with the foreign key of a to-one inverse set
+    /// to the source, `owner_id` for `User.repositories`), merges the answer into `target` (it gets
     /// its server identity if it had none) and links it to the source.
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         let url = try await client.url(route, for: source)
-        let body = try await client.export(target, options: options)
+        // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
+        var linked: [String: [ObjectID]] = [:]
+        if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
+            linked[inverse] = [source]
+        }
+        let body = try await client.store.read { [client, linked] reader in
+            guard let object = try reader.object(target) else {
+                throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+            }
+            return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader)
+        }
         let response = try await client.send(.post, url, body: body, entity: declared.destination)
         let json = try Client.jsonBody(of: response)
         let importer = try Importer(client: client, options: client.importOptions)
