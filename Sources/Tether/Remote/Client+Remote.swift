@@ -301,7 +301,11 @@ extension Client {
             guard let value = try reader.object(id)?.values[attribute.name] else {
                 throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has no \(attribute.name); nothing was sent")
             }
-            return URLTemplate.escapeSegment(evaluator.string(value, attribute.attribute))
+            let text = evaluator.string(value, attribute.attribute)
+            guard !text.isEmpty else {
+                throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has an empty \(attribute.name); nothing was sent")
+            }
+            return URLTemplate.escapeSegment(text)
         }
     }
 
