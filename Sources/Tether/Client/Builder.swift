@@ -30,6 +30,8 @@ extension Client {
         public var transformers: [String: any AttributeTransformer] = [:]
         public var importOptions: ImportOptions = ImportOptions()
         public var extensions: [any ClientExtension] = []
+        /// Request hooks, resource URLs and paging (see Remote/RemoteConfiguration.swift).
+        public var remote = RemoteConfiguration()
 
         public init(schema: Schema) { self.schema = schema }
 
@@ -89,6 +91,7 @@ extension Client {
                 throw ConfigurationError(.unknownEntity, entity: entity, "a transport is set for unknown entity '\(entity)'")
             }
             let mapping = try resolveMapping(resolved)
+            try remote.validate(schema: resolved, mapping: mapping, naming: naming)
             do {
                 try store.prepare(for: resolved)
             } catch let error as StoreError {

@@ -23,6 +23,8 @@ public final class Client: Sendable {
     public let transformers: [String: any AttributeTransformer]
     public let importOptions: ImportOptions
     public let extensions: [any ClientExtension]
+    /// Request hooks, resource URLs and paging.
+    public let remote: RemoteConfiguration
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema
@@ -37,6 +39,7 @@ public final class Client: Sendable {
         self.transformers = builder.transformers
         self.importOptions = builder.importOptions
         self.extensions = builder.extensions
+        self.remote = builder.remote
     }
 
     /// The extension of type `E` added with ``Builder/extending(with:)``.

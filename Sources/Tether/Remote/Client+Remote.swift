@@ -1,0 +1,548 @@
+public import Foundation
+
+/// What a fetch of a list brought: the objects in response order, the import's report and the
+/// number of pages followed.
+public struct FetchResult: Sendable {
+    public var objects: [Object]
+    public var importResult: ImportResult
+    public var pages: Int
+
+    public init(objects: [Object], importResult: ImportResult, pages: Int) {
+        self.objects = objects
+        self.importResult = importResult
+        self.pages = pages
+    }
+}
+
+extension Client {
+    // MARK: Sending
+
+    /// Sends one request through the hooks and the transport of `entity` (its own, or the
+    /// default). Throws a ``TransportError`` when no answer came, and an ``HTTPError`` for a
+    /// status outside 200–299.
+    ///
+    /// Tether sets `Accept: application/json`, and `Content-Type: application/json` when there
+    /// is a body, before the hooks run.
+    public func send(_ method: HTTPMethod, _ url: URL, body: JSON? = nil, entity: String? = nil) async throws -> TransportResponse {
+        var request = TransportRequest(method: method, url: url, headers: ["Accept": "application/json"], body: body?.serialized())
+        if body != nil { request.headers["Content-Type"] = "application/json; charset=utf-8" }
+        for hook in remote.hooks { try await hook.prepare(&request) }
+        guard let transport = transport(for: entity) else {
+            throw RequestError(.noTransport, entity: entity, "no transport is set\(entity.map { " for \($0)" } ?? "") in the builder")
+        }
+        let response: TransportResponse
+        do {
+            response = try await transport.send(request)
+        } catch let error as TransportError {
+            throw error
+        } catch is CancellationError {
+            throw TransportError(.cancelled, method: method, url: url, "the request was cancelled")
+        } catch {
+            throw TransportError(.other, method: method, url: url, "\(error)")
+        }
+        guard response.isSuccess else { throw HTTPError(method: method, url: request.url, response: response) }
+        return response
+    }
+
+    /// The JSON body of a successful response, or nil when it is empty. A body whose
+    /// `Content-Type` is not JSON (an HTML page) is a ``JSONParseError``, never parsed as JSON.
+    public static func jsonBody(of response: TransportResponse) throws(JSONParseError) -> JSON? {
+        let body = response.body
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        if let type = response.headers["Content-Type"], !RemoteURL.isJSONContentType(type) {
+            throw JSONParseError(offset: 0, message: "expected a JSON response, got Content-Type '\(type)' (\(body.count) bytes)")
+        }
+        return try JSON(parsing: body)
+    }
+
+    /// The URL of a template for an object (or for no object, when the template has no variables).
+    public func url(_ template: URLTemplate, for id: ObjectID? = nil) async throws -> URL {
+        let evaluator = TemplateEvaluator(client: self)
+        let baseURL = self.baseURL
+        return try await store.read { reader in
+            var subject: TemplateSubject?
+            if let id {
+                guard let object = try reader.object(id) else {
+                    throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+                }
+                subject = TemplateSubject(object)
+            }
+            return try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
+        }
+    }
+
+    // MARK: Fetching
+
+    /// GETs one object and imports it (find-or-create by identity, then update). Variables of the
+    /// template are read from `source`. Returns the stored object.
+    public func fetchObject(_ entity: String, from template: URLTemplate, for source: ObjectID? = nil) async throws -> Object {
+        try checkEntity(entity)
+        let url = try await self.url(template, for: source)
+        let response = try await send(.get, url, entity: entity)
+        guard let json = try Self.jsonBody(of: response) else {
+            throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered an empty body")
+        }
+        let importer = try Importer(client: self, options: importOptions)
+        return try await store.write { writer in
+            let result = try importer.run([(entity, json)], in: writer)
+            guard let id = result.objects.first, let object = try writer.object(id) else {
+                throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
+            }
+            return object
+        }
+    }
+
+    /// GETs a list, following every page (DRF's `{"count", "next", "results"}` envelope and
+    /// `Link: <…>; rel="next"` headers), then imports all pages in **one** transaction: a page
+    /// that fails leaves the store untouched.
+    public func fetchObjects(_ entity: String, from template: URLTemplate, for source: ObjectID? = nil) async throws -> FetchResult {
+        try checkEntity(entity)
+        let url = try await self.url(template, for: source)
+        let (items, pages) = try await fetchPages(url, entity: entity)
+        let importer = try Importer(client: self, options: importOptions)
+        return try await store.write { writer in
+            let result = try importer.run([(entity, .array(items))], in: writer)
+            return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
+        }
+    }
+
+    /// GETs the objects of a relationship (every page), imports them and sets the relationship
+    /// of `id` to exactly those objects, in one transaction. The URL is `template`, or the one
+    /// registered with ``Builder/relationshipResource(_:for:of:)``.
+    public func fetchRelationship(_ relationship: String, of id: ObjectID, from template: URLTemplate? = nil) async throws -> FetchResult {
+        let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
+        let url = try await self.url(route, for: id)
+        let (items, pages) = try await fetchPages(url, entity: declared.destination)
+        let importer = try Importer(client: self, options: importOptions)
+        return try await store.write { writer in
+            guard try writer.object(id) != nil else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
+            }
+            let result = try importer.run([(declared.destination, .array(items))], in: writer)
+            let targets = declared.isToMany ? result.objects : Array(result.objects.prefix(1))
+            try writer.setRelated(relationship, of: id, to: targets)
+            return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
+        }
+    }
+
+    /// Follows pages from `url`; returns every element.
+    func fetchPages(_ first: URL, entity: String) async throws -> (items: [JSON], pages: Int) {
+        var items: [JSON] = []
+        var pages = 0
+        var next: URL? = first
+        var visited = Set<String>()
+        while let url = next {
+            guard visited.insert(url.absoluteString).inserted else { break }
+            guard pages < remote.maxPages else {
+                throw RequestError(.noRoute, entity: entity, "more than \(remote.maxPages) pages from \(first.absoluteString); raise the builder's maxPages")
+            }
+            let response = try await send(.get, url, entity: entity)
+            pages += 1
+            next = nil
+            switch try Self.jsonBody(of: response) {
+            case .object(let members)?:
+                if case .array(let results)? = members["results"] {
+                    items.append(contentsOf: results)
+                    if let link = members["next"]?.stringValue { next = URL(string: link, relativeTo: url)?.absoluteURL }
+                } else {
+                    items.append(.object(members))
+                }
+            case .array(let elements)?:
+                items.append(contentsOf: elements)
+            case nil:
+                break
+            case let other?:
+                throw ImportError(path: .root, entity: entity, message: "expected an object or an array, found \(other.typeName)")
+            }
+            if next == nil, let link = LinkHeader.url(rel: "next", in: response.headers, relativeTo: url) { next = link }
+        }
+        return (items, pages)
+    }
+
+    // MARK: CRUD
+
+    /// GETs the object from its item URL and merges the answer into it.
+    @discardableResult
+    public func refresh(_ id: ObjectID) async throws -> Object {
+        let url = try await itemURL(of: id)
+        let response = try await send(.get, url, entity: id.entity)
+        guard let json = try Self.jsonBody(of: response) else {
+            throw RequestError(.emptyResponse, entity: id.entity, "GET \(url.absoluteString) answered an empty body")
+        }
+        return try await merge(json, into: id)
+    }
+
+    /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
+    /// without identity) to its collection URL, then merges the answer (server-assigned id,
+    /// timestamps) into the **same** object: no duplicate is created.
+    @discardableResult
+    public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        let (url, body) = try await collectionRequest(for: id, options: options)
+        let response = try await send(.post, url, body: body, entity: id.entity)
+        guard let json = try Self.jsonBody(of: response) else {
+            throw RequestError(.emptyResponse, entity: id.entity, "POST \(url.absoluteString) answered an empty body")
+        }
+        return try await merge(json, into: id)
+    }
+
+    /// POSTs a new object built from values (and relationship targets, which URL templates can
+    /// follow) and imports the answer. Nothing is stored unless the server accepts it.
+    @discardableResult
+    public func create(
+        _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
+    ) async throws -> Object {
+        try checkEntity(entity)
+        let template = try resource(for: entity).collection
+        let evaluator = TemplateEvaluator(client: self)
+        let baseURL = self.baseURL
+        let (url, body) = try await store.read { [self] reader in
+            let subject = TemplateSubject(entity: entity, values: values, related: related)
+            let url = try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
+            let body = try exportJSON(entity: entity, values: values, id: nil, related: related, options: options, reader: reader)
+            return (url, body)
+        }
+        let response = try await send(.post, url, body: body, entity: entity)
+        guard let json = try Self.jsonBody(of: response) else {
+            throw RequestError(.emptyResponse, entity: entity, "POST \(url.absoluteString) answered an empty body")
+        }
+        let importer = try Importer(client: self, options: importOptions)
+        return try await store.write { writer in
+            let result = try importer.run([(entity, Self.firstObject(json))], in: writer)
+            guard let id = result.objects.first else {
+                throw ImportError(path: .root, entity: entity, message: "the answer to POST \(url.absoluteString) holds no importable \(entity)")
+            }
+            for (name, targets) in related.sorted(by: { $0.key < $1.key }) {
+                let existing = try writer.objects(targets).map(\.id)
+                try writer.setRelated(name, of: id, to: existing)
+            }
+            guard let object = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: entity, "\(id) vanished after the import")
+            }
+            return object
+        }
+    }
+
+    /// PATCHes the object's JSON (``export(_:options:)``) to its item URL and merges the answer.
+    /// Pass `ExportOptions(includeNulls: true)` to clear on the server what is unset locally.
+    @discardableResult
+    public func save(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        let url = try await itemURL(of: id)
+        let body = try await export(id, options: options)
+        let response = try await send(.patch, url, body: body, entity: id.entity)
+        if let json = try Self.jsonBody(of: response) { return try await merge(json, into: id) }
+        guard let object = try await object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was saved")
+        }
+        return object
+    }
+
+    /// DELETEs the object at its item URL. A 200, 202, 204, 404 or 410 answer deletes the local
+    /// object too, applying the schema's delete rules; any other error leaves it. Returns the
+    /// HTTP status.
+    @discardableResult
+    public func delete(_ id: ObjectID) async throws -> Int {
+        let url = try await itemURL(of: id)
+        let status: Int
+        do {
+            status = try await send(.delete, url, entity: id.entity).status
+        } catch let error as HTTPError where error.isNotFound {
+            status = error.status
+        }
+        let schema = self.schema
+        try await store.write { writer in
+            if try writer.object(id) != nil { try DeleteRules.delete(id, schema: schema, in: writer) }
+        }
+        return status
+    }
+
+    /// The remote operations of one relationship of one object, from the URL registered with
+    /// ``Builder/relationshipResource(_:for:of:)``:
+    /// ```swift
+    /// let repos = client.relationship("repositories", of: user.id)
+    /// try await repos.list()
+    /// try await repos.add(repo.id)
+    /// try await repos.remove(repo.id)
+    /// ```
+    public func relationship(_ name: String, of id: ObjectID) -> RelationshipResource {
+        RelationshipResource(client: self, relationship: name, source: id)
+    }
+
+    // MARK: Local changes
+
+    /// Inserts an object locally (with or without identity) and links it; nothing is sent.
+    @discardableResult
+    public func insertLocally(_ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:]) async throws -> Object {
+        try checkEntity(entity)
+        return try await store.write { writer in
+            let object = try writer.insert(entity, values: values)
+            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: object.id, to: targets) }
+            return object
+        }
+    }
+
+    /// Sets and clears attributes locally; nothing is sent (call ``save(_:options:)`` for that).
+    @discardableResult
+    public func updateLocally(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String> = []) async throws -> Object {
+        try await store.write { writer in
+            try writer.update(id, setting: values, clearing: cleared)
+            guard let object = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            return object
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The identity of a stored object escaped as one path segment.
+    func identitySegment(of id: ObjectID, attribute: AttributeMapping) async throws -> String {
+        let evaluator = TemplateEvaluator(client: self)
+        return try await store.read { reader in
+            guard let value = try reader.object(id)?.values[attribute.name] else {
+                throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has no \(attribute.name); nothing was sent")
+            }
+            let text = evaluator.string(value, attribute.attribute)
+            guard !text.isEmpty else {
+                throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has an empty \(attribute.name); nothing was sent")
+            }
+            return URLTemplate.escapeSegment(text)
+        }
+    }
+
+    func checkEntity(_ entity: String) throws(RequestError) {
+        guard mapping[entity] != nil else { throw RequestError(.unknownEntity, entity: entity, "unknown entity '\(entity)'") }
+    }
+
+    /// The registered route of an entity, or `/<resource path>`.
+    func resource(for entity: String) throws(RequestError) -> ResourceRoute {
+        if let route = remote.resources[entity] { return route }
+        guard let mapping = mapping[entity] else { throw RequestError(.unknownEntity, entity: entity, "unknown entity '\(entity)'") }
+        return ResourceRoute(collection: URLTemplate("/" + URLTemplate.escapeSegment(mapping.resourcePath).replacingOccurrences(of: ":", with: "::")))
+    }
+
+    func itemTemplate(for entity: String) throws(RequestError) -> URLTemplate {
+        let route = try resource(for: entity)
+        if let item = route.item { return item }
+        guard let mapping = mapping[entity], mapping.identity.count == 1 else {
+            throw RequestError(.noRoute, entity: entity,
+                "\(entity) has no single identity attribute; register an item URL with resource(_:item:for:)")
+        }
+        return route.collection.appendingSegment(.variable(mapping.identity[0].keyPath))
+    }
+
+    func itemURL(of id: ObjectID) async throws -> URL {
+        try await url(try itemTemplate(for: id.entity), for: id)
+    }
+
+    func collectionRequest(for id: ObjectID, options: ExportOptions) async throws -> (URL, JSON) {
+        let template = try resource(for: id.entity).collection
+        let evaluator = TemplateEvaluator(client: self)
+        let baseURL = self.baseURL
+        return try await store.read { [self] reader in
+            guard let object = try reader.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            let url = try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader)
+            let body = try exportJSON(entity: object.entity, values: object.values, id: id, related: [:], options: options, reader: reader)
+            return (url, body)
+        }
+    }
+
+    func relationshipRoute(_ name: String, of entity: String, template: URLTemplate?) throws(RequestError) -> (Relationship, URLTemplate) {
+        guard let declared = schema[entity]?.relationship(named: name) else {
+            throw RequestError(.unknownRelationship, entity: entity, member: name, "\(entity) has no relationship '\(name)'")
+        }
+        guard let route = template ?? remote.relationshipResources[entity]?[name] else {
+            throw RequestError(.noRoute, entity: entity, member: name,
+                               "no URL is registered for \(entity).\(name); use relationshipResource(_:for:of:)")
+        }
+        return (declared, route)
+    }
+
+    static func firstObject(_ json: JSON) -> JSON {
+        if case .array(let elements) = json, let first = elements.first { return first }
+        return json
+    }
+
+    /// Merges an answer into `id`, giving it the answer's identity first so the import finds it.
+    func merge(_ json: JSON, into id: ObjectID) async throws -> Object {
+        let importer = try Importer(client: self, options: importOptions)
+        let identity = identityStrategy
+        return try await store.write { [mapping] writer in
+            try Self.merge(Self.firstObject(json), into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
+        }
+    }
+
+    static func merge(
+        _ json: JSON, into id: ObjectID, mapping: Mapping, identity: any IdentityStrategy, importer: Importer, writer: any StoreWriter
+    ) throws -> Object {
+        guard let object = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+        }
+        guard let entity = mapping[id.entity] else {
+            throw RequestError(.unknownEntity, entity: id.entity, "unknown entity '\(id.entity)'")
+        }
+        guard case .object = json else {
+            throw ImportError(path: .root, entity: entity.name, message: "expected an object, found \(json.typeName)")
+        }
+        if !entity.identity.isEmpty {
+            var setting: [String: Value] = [:]
+            var values: [Value] = []
+            for attribute in entity.identity {
+                guard let raw = json[attribute.keyPath], let value = identity.identityValue(from: raw, for: attribute.attribute) else {
+                    throw ImportError(path: JSONPath(attribute.keyPath.components.map { .key($0) }), entity: entity.name,
+                                      attribute: attribute.name, message: "the answer carries no usable identity '\(attribute.keyPath)'")
+                }
+                values.append(value)
+                if object.values[attribute.name] != value { setting[attribute.name] = value }
+            }
+            if !setting.isEmpty {
+                let key = IdentityKey(values)
+                // A stale copy of the same server object (fetched meanwhile) gives way to this one.
+                if let other = try writer.objects(entity.name, identities: [key])[key], other.id != id {
+                    try writer.delete(other.id)
+                }
+                try writer.update(id, setting: setting, clearing: [])
+            }
+        }
+        _ = try importer.run([(entity.name, json)], in: writer)
+        guard let merged = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) vanished during the merge")
+        }
+        return merged
+    }
+}
+
+/// The remote operations of one relationship of one object (``Client/relationship(_:of:)``).
+///
+/// Requests go through the transport of the relationship's destination entity.
+public struct RelationshipResource: Sendable {
+    public let client: Client
+    public let relationship: String
+    public let source: ObjectID
+
+    /// GETs every page of the relationship URL, imports the objects and sets the relationship to
+    /// exactly them (objects no longer listed are unlinked, not deleted).
+    @discardableResult
+    public func list() async throws -> FetchResult {
+        try await client.fetchRelationship(relationship, of: source)
+    }
+
+    /// POSTs `target`'s JSON to the relationship URL (with the foreign key of a to-one inverse set
+    /// to the source, `owner_id` for `User.repositories`), merges the answer into `target` (it gets
+    /// its server identity if it had none) and links it to the source.
+    @discardableResult
+    public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
+        let url = try await client.url(route, for: source)
+        // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
+        var linked: [String: [ObjectID]] = [:]
+        if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
+            linked[inverse] = [source]
+        }
+        let body = try await client.store.read { [client, linked] reader in
+            guard let object = try reader.object(target) else {
+                throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+            }
+            return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader)
+        }
+        let response = try await client.send(.post, url, body: body, entity: declared.destination)
+        let json = try Client.jsonBody(of: response)
+        let importer = try Importer(client: client, options: client.importOptions)
+        let (mapping, identity, relationship, source) = (client.mapping, client.identityStrategy, relationship, source)
+        return try await client.store.write { writer in
+            var object: Object
+            if let json {
+                object = try Client.merge(Client.firstObject(json), into: target, mapping: mapping, identity: identity, importer: importer, writer: writer)
+            } else if let stored = try writer.object(target) {
+                object = stored
+            } else {
+                throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+            }
+            guard try writer.object(source) != nil else {
+                throw RequestError(.objectNotFound, entity: source.entity, "\(source) is not in the store")
+            }
+            var linked = try writer.related(relationship, of: source)
+            if declared.isToMany {
+                if !linked.contains(target) { linked.append(target) }
+            } else {
+                linked = [target]
+            }
+            try writer.setRelated(relationship, of: source, to: linked)
+            object = try writer.object(target) ?? object
+            return object
+        }
+    }
+
+    /// DELETEs `<relationship URL>/<target identity>`. A 200, 202, 204, 404 or 410 answer unlinks
+    /// `target` from the source locally (the object itself stays). Returns the HTTP status.
+    @discardableResult
+    public func remove(_ target: ObjectID) async throws -> Int {
+        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
+        guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
+            throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
+        }
+        let base = try await client.url(route, for: source)
+        let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
+        var text = base.absoluteString
+        var query = ""
+        if let q = text.firstIndex(of: "?") {
+            query = String(text[q...])
+            text = String(text[..<q])
+        }
+        guard let url = URL(string: text + (text.hasSuffix("/") ? "" : "/") + segment + query) else {
+            throw RequestError(.invalidURL, entity: target.entity, "cannot append '\(segment)' to \(base.absoluteString)")
+        }
+        let status: Int
+        do {
+            status = try await client.send(.delete, url, entity: declared.destination).status
+        } catch let error as HTTPError where error.isNotFound {
+            status = error.status
+        }
+        let (relationship, source) = (relationship, source)
+        try await client.store.write { writer in
+            guard try writer.object(source) != nil else { return }
+            let linked = try writer.related(relationship, of: source)
+            if linked.contains(target) { try writer.setRelated(relationship, of: source, to: linked.filter { $0 != target }) }
+        }
+        return status
+    }
+}
+
+/// Parses RFC 8288 `Link` headers: `<https://…?page=2>; rel="next", <…>; rel="last"`.
+public enum LinkHeader {
+    /// Every link of the headers, as (URL text, rel values).
+    public static func links(in headers: HTTPHeaders) -> [(url: String, rels: [String])] {
+        var links: [(String, [String])] = []
+        for value in headers.values(for: "Link") {
+            var rest = Substring(value)
+            while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+                let target = String(rest[rest.index(after: open)..<close])
+                var params = rest[rest.index(after: close)...]
+                // parameters run to the next "<" that starts a new link (after a comma)
+                if let next = params.firstIndex(of: "<") {
+                    rest = params[next...]
+                    params = params[..<next]
+                } else {
+                    rest = ""
+                }
+                var rels: [String] = []
+                for param in params.split(separator: ";") {
+                    let pair = param.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                    guard pair.count == 2, pair[0].lowercased() == "rel" else { continue }
+                    let unquoted = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\", "))
+                    rels.append(contentsOf: unquoted.split(separator: " ").map { $0.lowercased() })
+                }
+                links.append((target, rels))
+            }
+        }
+        return links
+    }
+
+    /// The URL of the first link with `rel`, resolved against `base`.
+    public static func url(rel: String, in headers: HTTPHeaders, relativeTo base: URL? = nil) -> URL? {
+        let wanted = rel.lowercased()
+        guard let link = links(in: headers).first(where: { $0.rels.contains(wanted) }) else { return nil }
+        return URL(string: link.url, relativeTo: base)?.absoluteURL
+    }
+}

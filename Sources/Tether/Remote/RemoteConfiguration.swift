@@ -1,0 +1,111 @@
+import Foundation
+
+/// The remote side of a client: request hooks, resource URLs per entity and relationship, and
+/// paging limits. Filled through the builder (``Client/Builder/requestHook(_:)``,
+/// ``Client/Builder/resource(_:item:for:)``, ``Client/Builder/relationshipResource(_:for:of:)``).
+public struct RemoteConfiguration: Sendable {
+    /// Run in order on every request, before the transport.
+    public var hooks: [any RequestHook] = []
+    /// Per entity: the collection URL and, optionally, the URL of one object.
+    public var resources: [String: ResourceRoute] = [:]
+    /// Per entity, per relationship: the URL listing the related objects.
+    public var relationshipResources: [String: [String: URLTemplate]] = [:]
+    /// The most pages one fetch follows; more is a ``RequestError`` (a server looping on `next`).
+    public var maxPages: Int = 1000
+
+    public init() {}
+
+    /// Checks every template against the mapping; throws a ``ConfigurationError`` (`.invalidRoute`).
+    func validate(schema: Schema, mapping: Mapping, naming: any NamingStrategy) throws(ConfigurationError) {
+        let evaluator = TemplateEvaluator(mapping: mapping, naming: naming, dateDecoding: .default, transformers: [:])
+        func check(_ template: URLTemplate, _ entity: String) throws(ConfigurationError) {
+            do {
+                try evaluator.validate(template, for: entity)
+            } catch {
+                throw ConfigurationError(.invalidRoute, entity: entity, member: error.member, error.message)
+            }
+        }
+        for entity in resources.keys.sorted() {
+            guard schema[entity] != nil else {
+                throw ConfigurationError(.unknownEntity, entity: entity, "a resource URL is set for unknown entity '\(entity)'")
+            }
+            let route = resources[entity]!
+            try check(route.collection, entity)
+            if let item = route.item { try check(item, entity) }
+        }
+        for entity in relationshipResources.keys.sorted() {
+            guard let declared = schema[entity] else {
+                throw ConfigurationError(.unknownEntity, entity: entity, "a relationship URL is set for unknown entity '\(entity)'")
+            }
+            for (name, template) in relationshipResources[entity]!.sorted(by: { $0.key < $1.key }) {
+                guard declared.relationship(named: name) != nil else {
+                    throw ConfigurationError(.unknownProperty, entity: entity, member: name,
+                                             "a relationship URL is set for \(entity).\(name), which is not a relationship")
+                }
+                try check(template, entity)
+            }
+        }
+    }
+}
+
+/// Where the objects of an entity live on the server.
+public struct ResourceRoute: Sendable, Hashable {
+    /// The collection: `GET` lists, `POST` creates (`/repos/:repository.full_name/issues`).
+    public var collection: URLTemplate
+    /// One object: `GET` refreshes, `PATCH` saves, `DELETE` deletes. Nil means the collection
+    /// URL followed by `/:<identity>` (`/repos/:repository.full_name/issues/:id`).
+    public var item: URLTemplate?
+
+    public init(collection: URLTemplate, item: URLTemplate? = nil) {
+        self.collection = collection
+        self.item = item
+    }
+}
+
+extension TemplateEvaluator {
+    init(mapping: Mapping, naming: any NamingStrategy, dateDecoding: DateDecoding, transformers: [String: any AttributeTransformer]) {
+        self.mapping = mapping
+        self.naming = naming
+        self.dateDecoding = dateDecoding
+        self.transformers = transformers
+    }
+}
+
+extension Client.Builder {
+    /// Adds a request hook (authentication, default headers); hooks run in the order added.
+    public func requestHook(_ hook: some RequestHook) -> Self {
+        var copy = self
+        copy.remote.hooks.append(hook)
+        return copy
+    }
+
+    /// Registers the collection URL of an entity (and optionally the URL of one object), used by
+    /// ``Client/refresh(_:)``, ``Client/create(_:options:)``, ``Client/save(_:options:)`` and
+    /// ``Client/delete(_:)``. Checked against the mapping by `build()`.
+    ///
+    /// ```swift
+    /// builder.resource("/repos/:repository.full_name/issues", item: "/repos/:repository.full_name/issues/:number", for: "Issue")
+    /// ```
+    /// Without a registration, an entity's collection is `/<resource path>` from the naming strategy.
+    public func resource(_ collection: URLTemplate, item: URLTemplate? = nil, for entity: String) -> Self {
+        var copy = self
+        copy.remote.resources[entity] = ResourceRoute(collection: collection, item: item)
+        return copy
+    }
+
+    /// Registers the URL listing the objects of a relationship (`/users/:login/repos` for
+    /// `User.repositories`), evaluated against the source object. It drives
+    /// ``Client/relationship(_:of:)``: `list()`, `add(_:)` (POST) and `remove(_:)` (DELETE `…/:id`).
+    public func relationshipResource(_ template: URLTemplate, for relationship: String, of entity: String) -> Self {
+        var copy = self
+        copy.remote.relationshipResources[entity, default: [:]][relationship] = template
+        return copy
+    }
+
+    /// The most pages one fetch follows (default 1,000).
+    public func maxPages(_ count: Int) -> Self {
+        var copy = self
+        copy.remote.maxPages = max(1, count)
+        return copy
+    }
+}

@@ -1,0 +1,266 @@
+public import Foundation
+
+/// A server answered with a status outside 200–299.
+///
+/// Carries the status, the response headers and the decoded error body. It never carries the
+/// request's headers, so an `Authorization` value cannot leak through a log of the error.
+///
+/// ```swift
+/// do {
+///     _ = try await client.create("User", values: ["login": .string("octocat")])
+/// } catch let error as HTTPError where error.status == 422 || error.status == 400 {
+///     error.body.messages(for: "login")   // ["has already been taken"]
+/// }
+/// ```
+public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let method: HTTPMethod
+    /// The URL of the request, without user and password.
+    public let url: URL
+    public let status: Int
+    /// The response headers.
+    public let headers: HTTPHeaders
+    /// The decoded body: field errors, a message, or the raw text of a non-JSON page.
+    public let body: ErrorBody
+    /// The raw response body.
+    public let data: Data
+
+    public init(method: HTTPMethod, url: URL, response: TransportResponse) {
+        self.method = method
+        self.url = RemoteURL.redacted(url)
+        self.status = response.status
+        self.headers = response.headers
+        self.data = response.body
+        self.body = ErrorBody(data: response.body, contentType: response.headers["Content-Type"])
+    }
+
+    /// True for 404 Not Found and 410 Gone.
+    public var isNotFound: Bool { status == 404 || status == 410 }
+
+    public var description: String {
+        "HTTP \(status) for \(method) \(url.absoluteString): \(body.summary)"
+    }
+}
+
+/// The body of an HTTP error, decoded from the common dialects:
+/// - Django REST Framework: `{"login": ["This field is required."]}`, `{"detail": "Not found."}`,
+///   `{"non_field_errors": ["…"]}`, nested `{"owner": {"login": ["…"]}}` (as `owner.login`);
+/// - Rails: `{"login": ["has already been taken"]}`, `{"status": 404, "error": "Not Found"}`,
+///   `{"errors": {"login": ["…"]}}`;
+/// - GitHub: `{"message": "Validation Failed", "errors": [{"resource", "field", "code"}]}`;
+/// - an HTML page or an empty body: ``isJSON`` is false and ``text`` holds the text.
+///
+/// A body is read as JSON only when its `Content-Type` says JSON (or is missing and the body
+/// parses); an HTML error page is never mistaken for JSON.
+public struct ErrorBody: Sendable, Hashable, CustomStringConvertible {
+    /// The general message: DRF's `detail`, GitHub's `message`, Rails' `error`.
+    public var message: String?
+    /// Messages per field (JSON key, dotted for nested errors), in the server's words.
+    public var fieldErrors: [String: [String]]
+    /// The parsed body when it is JSON.
+    public var json: JSON?
+    /// The body as text when it is not JSON (an HTML page), at most 2,000 characters.
+    public var text: String?
+    /// The response's content type, if any.
+    public var contentType: String?
+
+    public init(message: String? = nil, fieldErrors: [String: [String]] = [:], json: JSON? = nil, text: String? = nil, contentType: String? = nil) {
+        self.message = message
+        self.fieldErrors = fieldErrors
+        self.json = json
+        self.text = text
+        self.contentType = contentType
+    }
+
+    /// Decodes a response body.
+    public init(data: Data, contentType: String?) {
+        self.init(contentType: contentType)
+        let trimmed = data.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        if trimmed.isEmpty { return }
+        let declaredJSON = contentType.map(RemoteURL.isJSONContentType)
+        if declaredJSON != false, let parsed = try? JSON(parsing: data) {
+            json = parsed
+            decode(parsed)
+        } else {
+            text = String(String(decoding: data, as: UTF8.self).prefix(2000))
+        }
+    }
+
+    public var isJSON: Bool { json != nil }
+    public var isEmpty: Bool { json == nil && (text ?? "").isEmpty }
+
+    /// The messages for a field (`login`, `owner.login`, `non_field_errors`).
+    public func messages(for field: String) -> [String] { fieldErrors[field] ?? [] }
+
+    /// One line: the message and field errors, or the content type and size of a non-JSON body.
+    public var summary: String {
+        var parts: [String] = []
+        if let message { parts.append(message) }
+        for field in fieldErrors.keys.sorted() {
+            parts.append("\(field): \(fieldErrors[field]!.joined(separator: "; "))")
+        }
+        if parts.isEmpty {
+            if let text {
+                parts.append("\(contentType ?? "untyped") body (\(text.utf8.count) bytes, not JSON)")
+            } else if let json {
+                parts.append(String(json.description.prefix(200)))
+            } else {
+                parts.append("empty body")
+            }
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    public var description: String { summary }
+
+    private static let messageKeys: Set<String> = ["detail", "message", "error"]
+    private static let ignoredKeys: Set<String> = ["documentation_url", "status", "url"]
+
+    private mutating func decode(_ json: JSON) {
+        switch json {
+        case .object(let members):
+            for key in ["detail", "message", "error"] {
+                if let text = members[key]?.stringValue { message = text; break }
+            }
+            for (key, value) in members where !Self.messageKeys.contains(key) && !Self.ignoredKeys.contains(key) {
+                if key == "errors" {
+                    switch value {
+                    case .array(let elements): decodeGitHubErrors(elements)
+                    case .object: collect(value, prefix: "")
+                    default: collect(value, prefix: key)
+                    }
+                } else {
+                    collect(value, prefix: key)
+                }
+            }
+            // DRF answers `{"detail": ["…"]}` for some validation errors: keep them as the message.
+            if message == nil, let details = members["detail"]?.arrayValue?.compactMap(\.stringValue), !details.isEmpty {
+                message = details.joined(separator: "; ")
+            }
+        case .array(let elements):
+            let texts = elements.compactMap(\.stringValue)
+            if !texts.isEmpty { fieldErrors["non_field_errors", default: []].append(contentsOf: texts) }
+        case .string(let text):
+            message = text
+        default:
+            break
+        }
+    }
+
+    private mutating func collect(_ value: JSON, prefix: String) {
+        switch value {
+        case .string(let text):
+            fieldErrors[prefix, default: []].append(text)
+        case .array(let elements):
+            for (i, element) in elements.enumerated() {
+                switch element {
+                case .string(let text): fieldErrors[prefix, default: []].append(text)
+                // DRF's errors of a nested list: one object per element
+                case .object: collect(element, prefix: "\(prefix)[\(i)]")
+                default: break
+                }
+            }
+        case .object(let members):
+            for (key, nested) in members { collect(nested, prefix: prefix.isEmpty ? key : "\(prefix).\(key)") }
+        default:
+            break
+        }
+    }
+
+    private mutating func decodeGitHubErrors(_ elements: [JSON]) {
+        for element in elements {
+            switch element {
+            case .object(let error):
+                let field = error["field"]?.stringValue ?? error["resource"]?.stringValue ?? "base"
+                let text = error["message"]?.stringValue ?? error["code"]?.stringValue ?? element.description
+                fieldErrors[field, default: []].append(text)
+            case .string(let text):
+                fieldErrors["base", default: []].append(text)
+            default:
+                break
+            }
+        }
+    }
+}
+
+/// A request that could not be exchanged: the connection was refused, it timed out, it was
+/// cancelled, or something else went wrong below HTTP. Distinct from ``HTTPError`` (the server
+/// answered) and from ``ImportError`` / ``JSONParseError`` (the answer could not be mapped).
+public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        public static let connectionRefused = Kind("connectionRefused")
+        public static let timeout = Kind("timeout")
+        public static let cancelled = Kind("cancelled")
+        public static let other = Kind("other")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let method: HTTPMethod
+    /// The URL of the request, without user and password.
+    public let url: URL
+    public let message: String
+
+    public init(_ kind: Kind, method: HTTPMethod, url: URL, _ message: String) {
+        self.kind = kind
+        self.method = method
+        self.url = RemoteURL.redacted(url)
+        self.message = message
+    }
+
+    public var description: String { "transport error (\(kind)) for \(method) \(url.absoluteString): \(message)" }
+}
+
+/// A request that Tether refused to send: a URL template names a value the object lacks, no
+/// route or transport is configured, or the object is not stored. Nothing was sent.
+public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        /// A template variable has no value (unset, empty, or a relationship with no object).
+        public static let missingValue = Kind("missingValue")
+        /// A template variable names nothing in the entity's mapping.
+        public static let unknownVariable = Kind("unknownVariable")
+        public static let noRoute = Kind("noRoute")
+        public static let noTransport = Kind("noTransport")
+        public static let invalidURL = Kind("invalidURL")
+        public static let objectNotFound = Kind("objectNotFound")
+        public static let unknownEntity = Kind("unknownEntity")
+        public static let unknownRelationship = Kind("unknownRelationship")
+        /// The response had no object to import (an empty body where one was needed).
+        public static let emptyResponse = Kind("emptyResponse")
+        public var description: String { name }
+    }
+
+    public let kind: Kind
+    public let entity: String?
+    /// The attribute, relationship or template variable concerned.
+    public let member: String?
+    public let message: String
+
+    public init(_ kind: Kind, entity: String? = nil, member: String? = nil, _ message: String) {
+        self.kind = kind
+        self.entity = entity
+        self.member = member
+        self.message = message
+    }
+
+    public var description: String { "request error (\(kind)): \(message)" }
+}
+
+enum RemoteURL {
+    static func redacted(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+
+    static func isJSONContentType(_ contentType: String) -> Bool {
+        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || type.hasSuffix("+json") || type == "text/json"
+    }
+}

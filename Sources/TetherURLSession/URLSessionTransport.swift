@@ -1,0 +1,81 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+public import Tether
+
+/// A ``Transport`` over `URLSession` (FoundationNetworking on Linux).
+///
+/// Redirects, gzip/deflate decoding and connection reuse are `URLSession`'s. Failures to
+/// exchange become a ``TransportError``: `.connectionRefused`, `.timeout`, `.cancelled` or
+/// `.other`; an HTTP error status is returned as a normal response (the client turns it into an
+/// ``HTTPError``).
+///
+/// ```swift
+/// let client = try Client.Builder(schema: schema)
+///     .transport(URLSessionTransport(timeout: 15))
+///     .baseURL(URL(string: "https://api.github.com")!)
+///     .build()
+/// ```
+public final class URLSessionTransport: Transport {
+    public let session: URLSession
+    /// The per-request timeout (seconds), or nil for the session configuration's.
+    public let timeout: TimeInterval?
+
+    /// A transport with its own session.
+    /// - Parameters:
+    ///   - configuration: the session configuration (default `.ephemeral`: no cookies or cache on disk).
+    ///   - timeout: seconds without data before a request fails with `.timeout` (default 60).
+    public init(configuration: URLSessionConfiguration = .ephemeral, timeout: TimeInterval? = 60) {
+        if let timeout { configuration.timeoutIntervalForRequest = timeout }
+        self.session = URLSession(configuration: configuration)
+        self.timeout = timeout
+    }
+
+    /// A transport over an existing session (its delegate, if any, sees every task).
+    public init(session: URLSession, timeout: TimeInterval? = nil) {
+        self.session = session
+        self.timeout = timeout
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
+        urlRequest.httpBody = request.body
+        if let timeout { urlRequest.timeoutInterval = timeout }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: urlRequest)
+        } catch let error as URLError {
+            throw Self.map(error, request)
+        } catch is CancellationError {
+            throw TransportError(.cancelled, method: request.method, url: request.url, "the request was cancelled")
+        } catch {
+            throw TransportError(.other, method: request.method, url: request.url, "\(error)")
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw TransportError(.other, method: request.method, url: request.url, "the response is not HTTP")
+        }
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            headers.add(name: "\(name)", value: "\(value)")
+        }
+        return TransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+
+    /// Maps a `URLError` to a ``TransportError``.
+    public static func map(_ error: URLError, _ request: TransportRequest) -> TransportError {
+        let kind: TransportError.Kind
+        switch error.code {
+        case .cannotConnectToHost: kind = .connectionRefused
+        case .timedOut: kind = .timeout
+        case .cancelled: kind = .cancelled
+        default: kind = .other
+        }
+        return TransportError(kind, method: request.method, url: request.url, "URLError \(error.code.rawValue): \(error.localizedDescription)")
+    }
+}
