@@ -57,7 +57,7 @@ let package = Package(
         // Examples
         .executableTarget(
             name: "GitHubImport",
-            dependencies: ["Tether", "TetherSQLite"],
+            dependencies: ["Tether", "TetherRails", "TetherSQLite"],
             path: "Examples/GitHubImport",
             resources: [.copy("Resources")]
         ),

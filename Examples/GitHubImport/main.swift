@@ -1,10 +1,12 @@
-// GitHubImport: import recorded GitHub issues (with their nested users) into a Tether store and print
-// the resulting object graph.
+// GitHubImport: import recorded GitHub issues (with their nested users) into a SQLite file with
+// Rails naming conventions, and print the resulting object graph.
 //
-//     swift run GitHubImport [path/to/issues.json]
+//     swift run GitHubImport [path/to/issues.json] [path/to/store.sqlite]
 
 import Foundation
 import Tether
+import TetherRails
+import TetherSQLite
 
 let schema = try Schema {
     Entity("User", identity: "identifier") {
@@ -26,12 +28,19 @@ let schema = try Schema {
     }
 }
 
+// The store file: a fresh one in the temporary directory unless a path is given.
+let storePath = CommandLine.arguments.count > 2
+    ? CommandLine.arguments[2]
+    : FileManager.default.temporaryDirectory.appendingPathComponent("github-import-\(UUID().uuidString).sqlite").path
+let store = try SQLiteStore(path: storePath)
+defer { store.close() }
+
+// Rails conventions: created_at <-> createdAt, html_url <-> htmlURL, id <-> identifier.
 let client = try Client.Builder(schema: schema)
-    .keyMapping(KeyOverrides([
-        "User": ["identifier": "id", "avatarURL": "avatar_url", "siteAdmin": "site_admin"],
-        "Issue": ["createdAt": "created_at", "closedAt": "closed_at", "htmlURL": "html_url"],
-    ]))
+    .rails(conventions: ["identifier": "id", "URL": "url"])
+    .store(store)
     .build()
+print("Store: \(storePath)")
 
 let url = CommandLine.arguments.count > 1
     ? URL(fileURLWithPath: CommandLine.arguments[1])
