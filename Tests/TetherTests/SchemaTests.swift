@@ -205,3 +205,30 @@ import Tether
         #expect(try await a.object("User", identity: .int(1))?["tags"] == .string("x,y"))
     }
 }
+
+@Suite struct SchemaInverseAndDateTests {
+    @Test func anInverseDeclaredOnOneSideIsCompleted() async throws {
+        let schema = try Schema {
+            Entity("User") { Attribute("id", .int64); Relationship.toMany("repositories", "Repository") }
+            Entity("Repository") { Attribute("id", .int64); Relationship.toOne("owner", "User", inverse: "repositories") }
+        }
+        #expect(schema["User"]?.relationship(named: "repositories")?.inverse == "owner")
+        let client = try Client.Builder(schema: schema).build()
+        let repo = try await client.import(JSON(parsing: #"{"id": 1, "owner": {"id": 7}}"#), as: "Repository").objects[0]
+        let user = try #require(try await client.object("User", identity: .int(7)))
+        #expect(try await client.related("repositories", of: user.id).map(\.id) == [repo])
+    }
+
+    @Test(arguments: [
+        (1_296_068_472.0, "2011-01-26T19:01:12Z"),
+        (1_296_068_472.25, "2011-01-26T19:01:12.250Z"),
+        (1_795_311_898.922346, "2026-11-22T01:44:58.922346Z"),
+        (-86_400.5, "1969-12-30T23:59:59.500Z"),
+    ])
+    func iso8601WritesWhatItReads(seconds: Double, text: String) throws {
+        let json = DateDecoding.default.json(from: Date(timeIntervalSince1970: seconds))
+        #expect(json == .string(text))
+        let back = try #require(DateDecoding.default.date(from: json))
+        #expect(abs(back.timeIntervalSince1970 - seconds) < 0.000_001)
+    }
+}

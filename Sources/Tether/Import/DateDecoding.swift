@@ -45,7 +45,8 @@ public struct DateFormat: Sendable {
     public func json(from date: Date) -> JSON? { write(date) }
 
     /// ISO 8601 / RFC 3339 date-times such as `2011-01-26T19:01:12Z`, `2011-01-26T19:01:12.123Z`
-    /// and `2011-01-26T19:01:12+02:00`, and plain dates `2011-01-26` (midnight UTC).
+    /// and `2011-01-26T19:01:12+02:00`, and plain dates `2011-01-26` (midnight UTC). Writes UTC with
+    /// whole seconds, or with milliseconds or microseconds when the date has a fraction.
     public static let iso8601 = DateFormat(
         parse: { json in json.stringValue.flatMap(ISO8601.parse) },
         write: { .string(ISO8601.format($0, fractionalSeconds: false)) })
@@ -164,8 +165,8 @@ enum ISO8601 {
     static func format(_ date: Date, fractionalSeconds: Bool) -> String {
         let t = date.timeIntervalSince1970
         var whole = t.rounded(.down)
-        var millis = Int(((t - whole) * 1000).rounded())
-        if millis == 1000 { whole += 1; millis = 0 }
+        var micros = Int(((t - whole) * 1_000_000).rounded())
+        if micros == 1_000_000 { whole += 1; micros = 0 }
         let total = Int64(whole)
         var days = total / 86_400
         var rem = total % 86_400
@@ -176,7 +177,10 @@ enum ISO8601 {
             return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
         }
         var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(Int(rem / 3600), 2)):\(pad(Int(rem % 3600 / 60), 2)):\(pad(Int(rem % 60), 2))"
-        if fractionalSeconds { s += ".\(pad(millis, 3))" }
+        if fractionalSeconds || micros != 0 {
+            // Milliseconds, or microseconds when the date has them (DRF writes microseconds).
+            s += micros % 1000 == 0 ? ".\(pad(micros / 1000, 3))" : ".\(pad(micros, 6))"
+        }
         return s + "Z"
     }
 

@@ -26,7 +26,7 @@ public struct Schema: Sendable, Hashable {
             }
             index[entity.name] = i
         }
-        self.entities = entities
+        self.entities = Self.completingInverses(entities, index)
         self.index = index
         try validate()
     }
@@ -46,6 +46,23 @@ public struct Schema: Sendable, Hashable {
             entity.identity = identity(entity)
             return entity
         })
+    }
+
+    /// A relationship whose inverse was declared on the other side only gets it on both sides, so
+    /// stores see one consistent pair whatever the declaration order.
+    private static func completingInverses(_ entities: [Entity], _ index: [String: Int]) -> [Entity] {
+        var entities = entities
+        for entity in entities {
+            for relationship in entity.relationships {
+                guard let inverse = relationship.inverse, let d = index[relationship.destination],
+                    let r = entities[d].relationships.firstIndex(where: { $0.name == inverse }),
+                    entities[d].relationships[r].inverse == nil,
+                    entities[d].relationships[r].destination == entity.name
+                else { continue }
+                entities[d].relationships[r].inverse = relationship.name
+            }
+        }
+        return entities
     }
 
     private func validate() throws(SchemaError) {
@@ -108,6 +125,7 @@ public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem; compare with the static members (`.duplicateName`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         public let name: String
+        public init(name: String) { self.name = name }
         public static let duplicateName = Kind(name: "duplicateName")
         public static let invalidName = Kind(name: "invalidName")
         public static let unknownDestination = Kind(name: "unknownDestination")
