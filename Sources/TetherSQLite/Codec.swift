@@ -114,19 +114,6 @@ enum Codec {
         }
     }
 
-    /// Whether an attribute of `type` can hold `value` (the same rule as the in-memory store).
-    static func accepts(_ type: AttributeType, _ value: Value) -> Bool {
-        switch (type, value) {
-        case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.double, .double), (.float, .double),
-            (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
-            return true
-        case (.transformable, _):
-            return true
-        default:
-            return false
-        }
-    }
-
     /// The argument to compare a column of `type` with `value` in SQL, or nil when such a comparison
     /// is always false (the kinds are not comparable, as in `Condition.matches`).
     static func comparisonArgument(_ type: AttributeType, _ value: Value) -> SQLValue? {

@@ -29,7 +29,7 @@ public final class SQLiteStore: Store {
     private let writer: Mutex<Connection?>
     private let reader: Mutex<Connection?>
     private let layout = Mutex<Layout?>(nil)
-    private let observers = Mutex(Observers())
+    private let broadcaster = ChangeBroadcaster()
 
     /// Opens (creating if needed) the database at `path`.
     ///
@@ -163,10 +163,7 @@ public final class SQLiteStore: Store {
                 throw error
             }
         }
-        if !changes.isEmpty {
-            let continuations = observers.withLock { Array($0.continuations.values) }
-            for continuation in continuations { continuation.yield(changes) }
-        }
+        broadcaster.send(changes)
         return result
     }
 
@@ -180,21 +177,5 @@ public final class SQLiteStore: Store {
         try await readSQL { try $0.fetch(entity, sql: sql, arguments: arguments) }
     }
 
-    public func changes() -> AsyncStream<ChangeSet> {
-        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
-        let token = observers.withLock { observers in
-            observers.next += 1
-            observers.continuations[observers.next] = continuation
-            return observers.next
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.observers.withLock { _ = $0.continuations.removeValue(forKey: token) }
-        }
-        return stream
-    }
-
-    private struct Observers {
-        var next = 0
-        var continuations: [Int: AsyncStream<ChangeSet>.Continuation] = [:]
-    }
+    public func changes() -> AsyncStream<ChangeSet> { broadcaster.stream() }
 }

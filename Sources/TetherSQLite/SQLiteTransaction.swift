@@ -80,7 +80,7 @@ public final class SQLiteTransaction: StoreWriter {
         var wanted = Set<IdentityKey>()
         var keys: [IdentityKey] = []
         for key in identities where key.values.count == identity.count
-            && zip(identity, key.values).allSatisfy({ Codec.accepts($0.type, $1) }) && wanted.insert(key).inserted {
+            && zip(identity, key.values).allSatisfy({ $0.type.accepts($1) }) && wanted.insert(key).inserted {
             keys.append(key)
         }
         var found: [IdentityKey: Object] = [:]
@@ -145,15 +145,7 @@ public final class SQLiteTransaction: StoreWriter {
         let info = try info(query.entity)
         try checkQuery(query, info)
         if needsSwift(query, info) {
-            var matches = try allObjects(info).filter { query.condition?.matches($0.values) ?? true }
-            matches.sort { a, b in
-                if Sort.areInIncreasingOrder(a.values, b.values, by: query.sort) { return true }
-                if Sort.areInIncreasingOrder(b.values, a.values, by: query.sort) { return false }
-                return a.id.rowID < b.id.rowID
-            }
-            let start = min(max(0, query.offset), matches.count)
-            let end = query.limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
-            return Array(matches[start..<end])
+            return query.apply(to: try allObjects(info))
         }
         var arguments: [SQLValue] = []
         var sql = "SELECT \(info.selectColumns) FROM \(info.table)"
@@ -277,7 +269,7 @@ public final class SQLiteTransaction: StoreWriter {
             guard let type = info.types[name] else {
                 throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
             }
-            guard Codec.accepts(type, values[name]!) else {
+            guard type.accepts(values[name]!) else {
                 throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
                                  "\(info.entity.name).\(name) is \(type); cannot store \(values[name]!)")
             }

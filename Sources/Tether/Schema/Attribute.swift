@@ -37,6 +37,23 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension AttributeType {
+    /// Whether an attribute of this type can hold `value`: every store applies this rule.
+    /// Integer types hold ``Value/int(_:)``, `float` holds ``Value/double(_:)``, and a transformable
+    /// attribute holds whatever its transformer produces.
+    public func accepts(_ value: Value) -> Bool {
+        switch (self, value) {
+        case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.double, .double), (.float, .double),
+            (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+            return true
+        case (.transformable, _):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
 /// A typed attribute of an entity.
 public struct Attribute: Sendable, Hashable {
     public var name: String

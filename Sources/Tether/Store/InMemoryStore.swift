@@ -12,7 +12,7 @@ public final class InMemoryStore: Store {
     /// Serialises writers; held for the whole transaction, separately from `state`, so that
     /// readers never wait for a writer.
     private let writeLock = Mutex(())
-    private let observers = Mutex(Observers())
+    private let broadcaster = ChangeBroadcaster()
 
     public init() {}
 
@@ -32,30 +32,11 @@ public final class InMemoryStore: Store {
             state.withLock { $0 = transaction.state }
             return (result, transaction.changes)
         }
-        if !changes.isEmpty {
-            let continuations = observers.withLock { Array($0.continuations.values) }
-            for continuation in continuations { continuation.yield(changes) }
-        }
+        broadcaster.send(changes)
         return result
     }
 
-    public func changes() -> AsyncStream<ChangeSet> {
-        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
-        let token = observers.withLock { observers in
-            observers.next += 1
-            observers.continuations[observers.next] = continuation
-            return observers.next
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.observers.withLock { _ = $0.continuations.removeValue(forKey: token) }
-        }
-        return stream
-    }
-
-    private struct Observers {
-        var next = 0
-        var continuations: [Int: AsyncStream<ChangeSet>.Continuation] = [:]
-    }
+    public func changes() -> AsyncStream<ChangeSet> { broadcaster.stream() }
 }
 
 extension InMemoryStore {
@@ -170,16 +151,7 @@ extension InMemoryStore {
 
         func fetch(_ query: Query) throws -> [Object] {
             try check(query)
-            var matches = state.rows[query.entity]!.filter { query.condition?.matches($0.value) ?? true }
-                .map { Object(id: ObjectID(entity: query.entity, rowID: $0.key), values: $0.value) }
-            matches.sort { a, b in
-                if Sort.areInIncreasingOrder(a.values, b.values, by: query.sort) { return true }
-                if Sort.areInIncreasingOrder(b.values, a.values, by: query.sort) { return false }
-                return a.id.rowID < b.id.rowID
-            }
-            let start = min(max(0, query.offset), matches.count)
-            let end = query.limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
-            return Array(matches[start..<end])
+            return query.apply(to: state.rows[query.entity]!.map { Object(id: ObjectID(entity: query.entity, rowID: $0.key), values: $0.value) })
         }
 
         func count(_ query: Query) throws -> Int {
@@ -254,7 +226,7 @@ extension InMemoryStore {
                 guard let type = info.attributeTypes[name] else {
                     throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
                 }
-                guard StoredType.accepts(type, value) else {
+                guard type.accepts(value) else {
                     throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
                                      "\(info.entity.name).\(name) is \(type); cannot store \(value)")
                 }
@@ -348,21 +320,6 @@ extension InMemoryStore {
             }
             out[id] = targets.isEmpty ? nil : targets
             touched.append(id)
-        }
-    }
-}
-
-/// Which stored values an attribute type accepts.
-enum StoredType {
-    static func accepts(_ type: AttributeType, _ value: Value) -> Bool {
-        switch (type, value) {
-        case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.double, .double), (.float, .double),
-            (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
-            return true
-        case (.transformable, _):
-            return true
-        default:
-            return false
         }
     }
 }

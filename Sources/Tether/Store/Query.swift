@@ -22,6 +22,22 @@ public struct Query: Sendable, Hashable {
     }
 }
 
+extension Query {
+    /// Filters, sorts (ties broken by row id) and pages objects in memory, as the query says.
+    /// Stores that cannot evaluate a query natively use it.
+    public func apply(to objects: [Object]) -> [Object] {
+        var matches = condition.map { condition in objects.filter { condition.matches($0.values) } } ?? objects
+        matches.sort { a, b in
+            if Sort.areInIncreasingOrder(a.values, b.values, by: sort) { return true }
+            if Sort.areInIncreasingOrder(b.values, a.values, by: sort) { return false }
+            return a.id.rowID < b.id.rowID
+        }
+        let start = min(max(0, offset), matches.count)
+        let end = limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+        return Array(matches[start..<end])
+    }
+}
+
 /// A typed condition on attributes. Every store evaluates it; SQL stores translate it to SQL with
 /// bound parameters.
 ///
