@@ -293,16 +293,36 @@ extension InMemoryStore {
                 }
                 unique.append(target)
             }
-            var links = state.links[index]!
-            let sourceToOne = forward ? links.forwardToOne : links.backwardToOne
-            let targetToOne = forward ? links.backwardToOne : links.forwardToOne
+            let sourceToOne = forward ? state.links[index]!.forwardToOne : state.links[index]!.backwardToOne
+            let targetToOne = forward ? state.links[index]!.backwardToOne : state.links[index]!.forwardToOne
             if sourceToOne && unique.count > 1 {
                 throw StoreError(.typeMismatch, entity: id.entity, member: relationship, "\(id.entity).\(relationship) is to-one")
             }
-            var out = forward ? links.forward : links.backward
-            var back = forward ? links.backward : links.forward
+            if (forward ? state.links[index]!.forward[id] : state.links[index]!.backward[id]) ?? [] == unique { return }
+            // Move the link tables out of the state while editing them, so that they are uniquely
+            // referenced and edited in place (a copy here made every call O(links) and a large
+            // import quadratic).
+            var links = state.links.removeValue(forKey: index)!
+            defer { state.links[index] = links }
+            var out: [ObjectID: [ObjectID]] = [:]
+            var back: [ObjectID: [ObjectID]] = [:]
+            if forward {
+                swap(&out, &links.forward)
+                swap(&back, &links.backward)
+            } else {
+                swap(&out, &links.backward)
+                swap(&back, &links.forward)
+            }
+            defer {
+                if forward {
+                    swap(&out, &links.forward)
+                    swap(&back, &links.backward)
+                } else {
+                    swap(&out, &links.backward)
+                    swap(&back, &links.forward)
+                }
+            }
             let old = out[id] ?? []
-            if old == unique { return }
             for target in old where !seen.contains(target) {
                 back[target]?.removeAll { $0 == id }
                 if back[target]?.isEmpty == true { back[target] = nil }
@@ -325,14 +345,6 @@ extension InMemoryStore {
                 markUpdated(target)
             }
             out[id] = unique.isEmpty ? nil : unique
-            if forward {
-                links.forward = out
-                links.backward = back
-            } else {
-                links.backward = out
-                links.forward = back
-            }
-            state.links[index] = links
             markUpdated(id)
         }
     }
