@@ -136,10 +136,25 @@ struct Suite {
             }
             let stored = try await client.count(Query("Repository"))
             if stored != n { throw BenchmarkError("Tether stored \(stored) repositories, expected \(n)") }
+            try await checkLinks(client, repositories: first.objects, expected: n)
         }
         rows.append(insert)
         if payload.update != nil { rows.append(update) }
         rows.append(unchanged)
+    }
+
+    /// Every repository has one owner, and the owners' inverse to-many lists hold each repository once.
+    func checkLinks(_ client: Client, repositories: [ObjectID], expected n: Int) async throws {
+        var linked = 0
+        for user in try await client.fetch(Query("User")) {
+            for repository in try await client.related("repositories", of: user.id) {
+                guard try await client.related("owner", of: repository.id).map(\.id) == [user.id] else {
+                    throw BenchmarkError("\(repository.id) is listed under \(user.id) but its owner differs")
+                }
+                linked += 1
+            }
+        }
+        if linked != n { throw BenchmarkError("owners list \(linked) repositories, expected \(n)") }
     }
 
     /// JSON parsing alone: Foundation's two parsers against Tether's.
