@@ -36,6 +36,7 @@ let package = Package(
             name: "TetherBench",
             dependencies: [
                 .product(name: "Tether", package: tetherPackage),
+                .product(name: "TetherSQLite", package: tetherPackage),
                 .target(name: "BenchSQLite3", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
             ],
             path: "Sources/TetherBench"

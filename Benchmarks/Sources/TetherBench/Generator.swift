@@ -43,10 +43,34 @@ struct Workload {
     ]
     static let languages = ["Swift", "Ruby", "JavaScript", "Go", "Python", "C", "Objective-C", "Rust", "Shell", "Java"]
 
-    /// The JSON bytes of the workload.
-    func generate() -> Data {
+    /// Writes the workload to `path`, streaming: at most about 1 MiB is held in memory, so the
+    /// 1M file (about 860 MB) is generated in constant memory. Returns the number of bytes written.
+    @discardableResult
+    func write(to path: String) throws -> Int {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path)
+        else { throw BenchmarkError("cannot create \(path)") }
+        defer { try? handle.close() }
+        var written = 0
+        try generate { chunk in
+            try handle.write(contentsOf: chunk)
+            written += chunk.count
+        }
+        return written
+    }
+
+    /// The JSON bytes of the workload, in memory (small sizes and tests only).
+    func data() throws -> Data {
+        var data = Data()
+        try generate { data.append(contentsOf: $0) }
+        return data
+    }
+
+    /// Produces the workload in chunks of about 1 MiB.
+    func generate(_ sink: ([UInt8]) throws -> Void) throws {
+        let flushAt = 1 << 20
         var out = [UInt8]()
-        out.reserveCapacity(count * 720 + 16)
+        out.reserveCapacity(flushAt + 4096)
         // The structure (names, owners) comes from `seed`; the mutable fields from `seed ^ version`.
         var structure = SeededGenerator(seed: seed)
         var changes = SeededGenerator(seed: seed ^ UInt64(version) &* 0x2545_F491_4F6C_DD1D)
@@ -54,9 +78,13 @@ struct Workload {
         for i in 0..<count {
             if i > 0 { out.append(contentsOf: ",\n".utf8) }
             writeRepository(i, structure: &structure, changes: &changes, into: &out)
+            if out.count >= flushAt {
+                try sink(out)
+                out.removeAll(keepingCapacity: true)
+            }
         }
         out.append(contentsOf: "\n]\n".utf8)
-        return Data(out)
+        try sink(out)
     }
 
     private func writeRepository(

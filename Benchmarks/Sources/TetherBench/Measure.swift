@@ -53,16 +53,18 @@ struct Measurement {
     let bytes: Int
     var durations: [Duration] = []
     var peakBytes: Int?
+    /// Why the row could not be measured (its child process failed).
+    var failure: String?
+    /// The peak could not be reset before the pass, so it covers the pass's setup too.
+    var peakIncludesSetup = false
 
     var median: Duration {
+        guard !durations.isEmpty else { return .zero }
         let sorted = durations.sorted()
         return sorted[sorted.count / 2]
     }
 
-    var seconds: Double {
-        let c = median.components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
-    }
+    var seconds: Double { durations.isEmpty ? .nan : median.seconds }
 
     /// Times `work` once and folds the run into this row.
     @discardableResult

@@ -1,5 +1,6 @@
 import Foundation
 import Tether
+import TetherSQLite
 
 /// Tether's side of the benchmark: the workload's schema, the client, and the stores to compare.
 enum TetherImport {
@@ -52,15 +53,6 @@ enum TetherImport {
         "User": ["avatarURL": "avatar_url", "gravatarID": "gravatar_id", "siteAdmin": "site_admin"],
     ])
 
-    /// The stores Tether is measured with. Each entry makes a fresh, empty store.
-    ///
-    /// SQLITE: when `TetherSQLite` lands, add `.product(name: "TetherSQLite", package: "Tether")` to
-    /// Benchmarks/Package.swift and one line here:
-    ///     ("SQLite", { try SQLiteStore(path: temporaryFile("tether.sqlite")) }),
-    static let stores: [(name: String, make: @Sendable () throws -> any Store)] = [
-        ("in-memory", { InMemoryStore() }),
-    ]
-
     static func client(store: any Store) throws -> Client {
         try Client.Builder(schema: schema)
             .keyMapping(keys)
@@ -68,9 +60,18 @@ enum TetherImport {
             .build()
     }
 
-    /// Imports `data` as repositories and returns what the import did.
+    /// Imports `data` (in memory) as repositories and returns what the import did.
     static func importRepositories(_ data: Data, into client: Client) async throws -> ImportResult {
-        let result = try await client.import(data, as: "Repository")
+        try check(await client.import(data, as: "Repository"))
+    }
+
+    /// Imports the file at `path` as repositories, streaming it `batchSize` elements at a time.
+    static func importRepositories(file path: String, batchSize: Int, into client: Client) async throws -> ImportResult {
+        try check(await client.import(
+            contentsOf: URL(fileURLWithPath: path), as: "Repository", options: ImportOptions(batchSize: batchSize)))
+    }
+
+    private static func check(_ result: ImportResult) throws -> ImportResult {
         if let first = result.diagnostics.first {
             throw BenchmarkError("Tether reported \(result.diagnostics.count) diagnostics, first: \(first)")
         }

@@ -4,26 +4,36 @@ import Tether
 // tether-bench: Tether's import against the hand-written JSONDecoder + SQLite baseline of issue 6.
 
 let usage = """
-    usage: tether-bench [--sizes 1000,10000,100000] [--runs 3] [--seed 42] [--input FILE] [--only GROUPS] [--smoke]
+    usage: tether-bench [--sizes 1000,10000,100000] [--runs 3] [--seed 42] [--batch 10000] [--input FILE]
+                        [--only GROUPS] [--smoke] [--write FILE]
 
-      --sizes LIST   repository counts to generate (default 1000,10000,100000; add 1000000 for 1M)
+      --sizes LIST   repository counts to generate (default 1000,10000,100000). Sizes above 100k run
+                     only the streaming rows (`stream`) unless --only names other groups
       --runs N       timed runs per row; the table shows the median (default 3)
       --seed S       seed of the generated workload (default 42)
+      --batch N      batch size of the streaming file import (ImportOptions.batchSize, default \(defaultBatch))
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
-      --only GROUPS  comma-separated subset of: parse, baseline, tether (default: all);
-                     `parser` runs Tether's JSONParser alone (for profiling)
+      --only GROUPS  comma-separated subset of: parse, baseline, tether, stream (default: all), or single
+                     kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
-      --write FILE   write the generated workload of the first size to FILE and exit
+      --write FILE   write the generated workload of the first size to FILE (streaming) and exit
+
+    Each row runs in its own child process, so its peak RSS is its own.
     """
+
+let defaultBatch = 10_000
+let largeSize = 100_000
 
 struct Options {
     var sizes = [1_000, 10_000, 100_000]
     var runs = 3
     var seed: UInt64 = 42
+    var batchSize = defaultBatch
     var input: String?
     var write: String?
-    var groups: Set<String> = ["parse", "baseline", "tether"]
+    var kinds: [Kind] = Kind.allCases
+    var explicitKinds = false
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -43,11 +53,26 @@ struct Options {
             case "--seed":
                 guard let s = UInt64(try value(argument)) else { throw BenchmarkError("bad --seed\n\(usage)") }
                 seed = s
+            case "--batch":
+                guard let n = Int(try value(argument).replacingOccurrences(of: "_", with: "")), n > 0 else {
+                    throw BenchmarkError("bad --batch\n\(usage)")
+                }
+                batchSize = n
             case "--input": input = try value(argument)
             case "--write": write = try value(argument)
             case "--only":
-                groups = Set(try value(argument).split(separator: ",").map(String.init))
-                guard groups.isSubset(of: ["parse", "parser", "baseline", "tether"]) else { throw BenchmarkError("bad --only\n\(usage)") }
+                var selected = Set<Kind>()
+                for name in try value(argument).split(separator: ",").map(String.init) {
+                    if let group = Kind.groups[name] {
+                        selected.formUnion(group)
+                    } else if let kind = Kind(rawValue: name) {
+                        selected.insert(kind)
+                    } else {
+                        throw BenchmarkError("bad --only: \(name)\n\(usage)")
+                    }
+                }
+                kinds = Kind.allCases.filter(selected.contains)
+                explicitKinds = true
             case "--smoke":
                 sizes = [1_000]
                 runs = 1
@@ -59,148 +84,88 @@ struct Options {
             }
         }
     }
+
+    /// The kinds measured at `size`: above 100k only the streaming ones, unless asked for.
+    func kinds(at size: Int) -> [Kind] {
+        size > largeSize && !explicitKinds ? kinds.filter(\.isStreaming) : kinds
+    }
 }
 
-/// The payloads of one size: the first import, and the update (or the same bytes again).
+/// The payload files of one size: the first import, and the update (nil: re-import the first).
 struct Payload {
     let size: Int
-    let label: String
-    let first: Data
-    let update: Data?
+    let first: String
+    let update: String?
+    let bytes: Int
 }
 
 struct Suite {
     let options: Options
     var rows: [Measurement] = []
 
-    mutating func run(_ payload: Payload) async throws {
-        let n = payload.size
-        let bytes = payload.first.count
-        if options.groups.contains("parse") { try runParse(payload) }
-        if options.groups.contains("parser") {
-            var row = Measurement(size: n, group: "JSON parse only", pass: "JSONParser (Tether)", objects: n, bytes: bytes)
-            for _ in 0..<options.runs { try row.time { _ = try JSONParser.parse(payload.first) } }
-            rows.append(row)
-        }
+    var failures: [Measurement] { rows.filter { $0.failure != nil } }
 
-        // Hand-written baseline: JSONDecoder + SQLite upserts.
-        if options.groups.contains("baseline") {
-            var insert = Measurement(size: n, group: "baseline: JSONDecoder+SQLite", pass: "insert", objects: n, bytes: bytes)
-            var update = Measurement(size: n, group: "baseline: JSONDecoder+SQLite", pass: "update", objects: n, bytes: bytes)
-            var unchanged = Measurement(size: n, group: "baseline: JSONDecoder+SQLite", pass: "unchanged", objects: n, bytes: bytes)
-            for _ in 0..<options.runs {
-                let directory = try TemporaryDirectory()
-                let database = try Baseline.createDatabase(at: directory.file("baseline.sqlite"))
-                try insert.time { try Baseline.importRepositories(payload.first, into: database) }
-                if let changed = payload.update {
-                    try update.time { try Baseline.importRepositories(changed, into: database) }
+    /// Runs every row of `payload`, each in a fresh child process.
+    mutating func run(_ payload: Payload) {
+        for kind in options.kinds(at: payload.size) {
+            for pass in kind.passes(hasUpdate: payload.update != nil) {
+                var row = Measurement(size: payload.size, group: kind.group, pass: pass, objects: payload.size, bytes: payload.bytes)
+                let request = RowRequest(
+                    kind: kind.rawValue, pass: pass, size: payload.size, first: payload.first, update: payload.update,
+                    runs: options.runs, batchSize: options.batchSize)
+                let clock = ContinuousClock()
+                let start = clock.now
+                do {
+                    let result = try ChildProcess.run(request)
+                    row.durations = result.seconds.map { Duration.seconds($0) }
+                    row.peakBytes = result.peakBytes
+                    if !result.peakIsPerPass { row.peakIncludesSetup = true }
+                } catch {
+                    row.failure = "\(error)"
                 }
-                try unchanged.time { try Baseline.importRepositories(payload.update ?? payload.first, into: database) }
-                let stored = try database.scalar("SELECT count(*) FROM repositories")
-                if stored != n { throw BenchmarkError("baseline stored \(stored) repositories, expected \(n)") }
-            }
-            rows.append(insert)
-            if payload.update != nil { rows.append(update) }
-            rows.append(unchanged)
-        }
-
-        // Tether, into each store.
-        if options.groups.contains("tether") {
-            for store in TetherImport.stores {
-                try await runTether(payload, storeName: store.name, makeStore: store.make)
+                let took = (clock.now - start).seconds
+                let summary = row.failure.map { "FAILED: \($0)" }
+                    ?? "\(Format.milliseconds(row.seconds)) ms, peak \(row.peakBytes.map(Format.megabytes) ?? "n/a") MB"
+                print("  \(Format.pad(Format.count(row.size), 5)) \(Format.pad(row.group, 31, left: true)) "
+                    + "\(Format.pad(pass, 20, left: true)) \(summary)  [\(String(format: "%.1f", took)) s]")
+                rows.append(row)
             }
         }
-    }
-
-    /// Tether's import into one kind of store: insert pass, update pass, unchanged re-import.
-    mutating func runTether(_ payload: Payload, storeName: String, makeStore: () throws -> any Store) async throws {
-        let n = payload.size
-        let bytes = payload.first.count
-        let group = "Tether: \(storeName)"
-        var insert = Measurement(size: n, group: group, pass: "insert", objects: n, bytes: bytes)
-        var update = Measurement(size: n, group: group, pass: "update", objects: n, bytes: bytes)
-        var unchanged = Measurement(size: n, group: group, pass: "unchanged", objects: n, bytes: bytes)
-        for _ in 0..<options.runs {
-            let client = try TetherImport.client(store: makeStore())
-            let first = try await insert.time { try await TetherImport.importRepositories(payload.first, into: client) }
-            if first.objects.count != n { throw BenchmarkError("Tether imported \(first.objects.count) repositories, expected \(n)") }
-            if let changed = payload.update {
-                let second = try await update.time { try await TetherImport.importRepositories(changed, into: client) }
-                if second.updated.count < n { throw BenchmarkError("Tether updated \(second.updated.count) objects, expected at least \(n)") }
-            }
-            let third = try await unchanged.time {
-                try await TetherImport.importRepositories(payload.update ?? payload.first, into: client)
-            }
-            if !third.updated.isEmpty || !third.inserted.isEmpty {
-                throw BenchmarkError("an unchanged re-import changed \(third.updated.count) and inserted \(third.inserted.count) objects")
-            }
-            let stored = try await client.count(Query("Repository"))
-            if stored != n { throw BenchmarkError("Tether stored \(stored) repositories, expected \(n)") }
-            try await checkLinks(client, repositories: first.objects, expected: n)
-        }
-        rows.append(insert)
-        if payload.update != nil { rows.append(update) }
-        rows.append(unchanged)
-    }
-
-    /// Every repository has one owner, and the owners' inverse to-many lists hold each repository once.
-    func checkLinks(_ client: Client, repositories: [ObjectID], expected n: Int) async throws {
-        var linked = 0
-        for user in try await client.fetch(Query("User")) {
-            for repository in try await client.related("repositories", of: user.id) {
-                guard try await client.related("owner", of: repository.id).map(\.id) == [user.id] else {
-                    throw BenchmarkError("\(repository.id) is listed under \(user.id) but its owner differs")
-                }
-                linked += 1
-            }
-        }
-        if linked != n { throw BenchmarkError("owners list \(linked) repositories, expected \(n)") }
-    }
-
-    /// JSON parsing alone: Foundation's two parsers against Tether's.
-    mutating func runParse(_ payload: Payload) throws {
-        let n = payload.size
-        let data = payload.first
-        var serialization = Measurement(size: n, group: "JSON parse only", pass: "JSONSerialization", objects: n, bytes: data.count)
-        var decoder = Measurement(size: n, group: "JSON parse only", pass: "JSONDecoder→structs", objects: n, bytes: data.count)
-        var tether = Measurement(size: n, group: "JSON parse only", pass: "JSONParser (Tether)", objects: n, bytes: data.count)
-        for _ in 0..<options.runs {
-            // Each result is counted and dropped inside its closure, so no row holds another's tree.
-            let a = try serialization.time { (try JSONSerialization.jsonObject(with: data) as? [Any])?.count }
-            guard a == n else { throw BenchmarkError("JSONSerialization read the wrong count") }
-            let b = try decoder.time { try Baseline.decoder().decode([Baseline.Repository].self, from: data).count }
-            guard b == n else { throw BenchmarkError("JSONDecoder read the wrong count") }
-            let c = try tether.time { try JSONParser.parse(data).arrayValue?.count }
-            guard c == n else { throw BenchmarkError("JSONParser read the wrong count") }
-        }
-        rows += [serialization, decoder, tether]
     }
 
     func printTable() {
         let header = [
-            Format.pad("N", 6), Format.pad("what", 30, left: true), Format.pad("pass", 20, left: true),
+            Format.pad("N", 6), Format.pad("what", 31, left: true), Format.pad("pass", 20, left: true),
             Format.pad("median ms", 10), Format.pad("objects/s", 10), Format.pad("MB/s", 8), Format.pad("peak RSS MB", 12),
             Format.pad("vs baseline", 12),
         ].joined(separator: " ")
         print(header)
         print(String(repeating: "-", count: header.count))
         for row in rows {
+            if let failure = row.failure {
+                print("\(Format.pad(Format.count(row.size), 6)) \(Format.pad(row.group, 31, left: true)) "
+                    + "\(Format.pad(row.pass, 20, left: true)) FAILED: \(failure)")
+                continue
+            }
             print([
-                Format.pad(Format.count(row.size), 6), Format.pad(row.group, 30, left: true),
+                Format.pad(Format.count(row.size), 6), Format.pad(row.group, 31, left: true),
                 Format.pad(row.pass, 20, left: true), Format.pad(Format.milliseconds(row.seconds), 10),
                 Format.pad(Format.rate(Double(row.objects) / row.seconds), 10),
                 Format.pad(String(format: "%.0f", Double(row.bytes) / 1_048_576 / row.seconds), 8),
-                Format.pad(row.peakBytes.map(Format.megabytes) ?? "n/a", 12),
+                Format.pad((row.peakBytes.map(Format.megabytes) ?? "n/a") + (row.peakIncludesSetup ? "*" : ""), 12),
                 Format.pad(speedup(of: row).map { String(format: "%.2f×", $0) } ?? "", 12),
             ].joined(separator: " "))
         }
-        let speedups = rows.filter { $0.group.hasPrefix("Tether") }.compactMap { row in
+        if rows.contains(where: \.peakIncludesSetup) {
+            print("* the kernel would not reset the peak-RSS counter: this peak includes the pass's setup")
+        }
+        let speedups = rows.filter { $0.group.hasPrefix("Tether") && $0.failure == nil }.compactMap { row in
             speedup(of: row).map { (row, $0) }
         }
         if !speedups.isEmpty {
             print("\nSpeedup of Tether over the hand-written baseline (same pass, same run; > 1 means Tether is faster):")
             for (row, factor) in speedups {
-                print("  N=\(Format.pad(Format.count(row.size), 5, left: true)) \(Format.pad(row.group, 22, left: true)) "
+                print("  N=\(Format.pad(Format.count(row.size), 5, left: true)) \(Format.pad(row.group, 31, left: true)) "
                     + "\(Format.pad(row.pass, 10, left: true)) \(String(format: "%6.2f×", factor))")
             }
         }
@@ -211,13 +176,16 @@ struct Suite {
     func speedup(of row: Measurement) -> Double? {
         let reference: Measurement?
         if row.group.hasPrefix("Tether") {
-            reference = rows.first { $0.size == row.size && $0.group.hasPrefix("baseline") && $0.pass == row.pass }
+            reference = rows.first {
+                $0.size == row.size && $0.group.hasPrefix("baseline") && $0.pass == row.pass && $0.failure == nil
+            }
         } else if row.group == "JSON parse only", row.pass != "JSONSerialization" {
             reference = rows.first { $0.size == row.size && $0.group == row.group && $0.pass == "JSONSerialization" }
         } else {
             reference = nil
         }
-        return reference.map { $0.seconds / row.seconds }
+        guard row.failure == nil, let reference, reference.failure == nil else { return nil }
+        return reference.seconds / row.seconds
     }
 }
 
@@ -232,15 +200,22 @@ func machineDescription() -> String {
 }
 
 do {
-    let options = try Options(Array(CommandLine.arguments.dropFirst()))
-    if let path = options.write {
-        let data = Workload(count: options.sizes[0], seed: options.seed, version: 1).generate()
-        try data.write(to: URL(fileURLWithPath: path))
-        print("wrote \(options.sizes[0]) repositories, \(data.count) bytes, to \(path)")
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == "--child", arguments.count == 2 {
+        // A child process: run one row and report it on stdout.
+        let request = try JSONDecoder().decode(RowRequest.self, from: Data(arguments[1].utf8))
+        let result = try await RowWorker(request).run()
+        print(ChildProcess.resultPrefix + String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
         exit(0)
     }
-    if !Memory.resetPeak() { print("note: cannot reset the peak-RSS counter; peak RSS is since process start") }
-    print("tether-bench on \(machineDescription()); \(options.runs) run(s) per row, median shown")
+    let options = try Options(arguments)
+    if let path = options.write {
+        let bytes = try Workload(count: options.sizes[0], seed: options.seed, version: 1).write(to: path)
+        print("wrote \(options.sizes[0]) repositories, \(bytes) bytes, to \(path)")
+        exit(0)
+    }
+    print("tether-bench on \(machineDescription()); \(options.runs) run(s) per row, median shown; "
+        + "streaming batch size \(options.batchSize); each row in its own process")
     var suite = Suite(options: options)
     if let path = options.input {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -248,18 +223,26 @@ do {
             throw BenchmarkError("\(path) is not a JSON array")
         }
         print("input: \(path), \(count) repositories, \(Format.megabytes(data.count)) MB")
-        try await suite.run(Payload(size: count, label: path, first: data, update: nil))
+        suite.run(Payload(size: count, first: path, update: nil, bytes: data.count))
     } else {
         for size in options.sizes {
-            let first = Workload(count: size, seed: options.seed, version: 1).generate()
-            let update = Workload(count: size, seed: options.seed, version: 2).generate()
-            print("N = \(Format.count(size)): \(Format.megabytes(first.count)) MB of JSON, "
+            // The workload goes to files (streamed, so 1M needs no memory); each row's child reads them.
+            let directory = try TemporaryDirectory()
+            let first = directory.file("repositories-\(size)-v1.json")
+            let update = directory.file("repositories-\(size)-v2.json")
+            let bytes = try Workload(count: size, seed: options.seed, version: 1).write(to: first)
+            try Workload(count: size, seed: options.seed, version: 2).write(to: update)
+            print("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
                 + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots")
-            try await suite.run(Payload(size: size, label: "generated", first: first, update: update))
+            suite.run(Payload(size: size, first: first, update: update, bytes: bytes))
         }
     }
     print()
     suite.printTable()
+    if !suite.failures.isEmpty {
+        FileHandle.standardError.write(Data("tether-bench: \(suite.failures.count) row(s) failed\n".utf8))
+        exit(1)
+    }
 } catch {
     FileHandle.standardError.write(Data("tether-bench: \(error)\n".utf8))
     exit(1)

@@ -1,0 +1,261 @@
+import Foundation
+import Synchronization
+import Tether
+import TetherSQLite
+
+/// What a row measures.
+enum Kind: String, CaseIterable, Sendable {
+    case parseSerialization = "parse-serialization"
+    case parseDecoder = "parse-decoder"
+    case parseTether = "parse-tether"
+    case baseline
+    case memory
+    case sqlite
+    case streamMemory = "stream-memory"
+    case streamSQLite = "stream-sqlite"
+
+    /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
+    static let groups: [String: [Kind]] = [
+        "parse": [.parseSerialization, .parseDecoder, .parseTether],
+        "parser": [.parseTether],
+        "baseline": [.baseline],
+        "tether": [.memory, .sqlite],
+        "stream": [.streamMemory, .streamSQLite],
+    ]
+
+    var group: String {
+        switch self {
+        case .parseSerialization, .parseDecoder, .parseTether: "JSON parse only"
+        case .baseline: "baseline: JSONDecoder+SQLite"
+        case .memory: "Tether: in-memory, Data"
+        case .sqlite: "Tether: SQLite, Data"
+        case .streamMemory: "Tether: in-memory, file stream"
+        case .streamSQLite: "Tether: SQLite, file stream"
+        }
+    }
+
+    var isParse: Bool { [.parseSerialization, .parseDecoder, .parseTether].contains(self) }
+    var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
+    var isStreaming: Bool { self == .streamMemory || self == .streamSQLite }
+
+    /// The passes of this kind: parse rows have one, imports have insert, update and unchanged.
+    func passes(hasUpdate: Bool) -> [String] {
+        switch self {
+        case .parseSerialization: ["JSONSerialization"]
+        case .parseDecoder: ["JSONDecoder→structs"]
+        case .parseTether: ["JSONParser (Tether)"]
+        default: hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"]
+        }
+    }
+}
+
+/// One measured row, as the parent asks a child process to run it.
+struct RowRequest: Codable, Sendable {
+    var kind: String
+    var pass: String
+    var size: Int
+    /// The first payload (the insert pass), and the changed one (the update pass), as files.
+    var first: String
+    var update: String?
+    var runs: Int
+    var batchSize: Int
+}
+
+/// What a child reports back: one duration per run and the peak RSS over the measured runs.
+struct RowResult: Codable, Sendable {
+    var seconds: [Double]
+    var peakBytes: Int?
+    /// False when the kernel would not reset the high-water mark: the peak then includes the setup.
+    var peakIsPerPass: Bool
+}
+
+/// Runs each row in a fresh child process (this same binary with `--child`), so that the peak RSS
+/// of a row is its own and not the high-water mark of everything the process did before.
+enum ChildProcess {
+    static let resultPrefix = "TETHER-BENCH-RESULT "
+
+    static var executable: URL {
+        #if os(Linux)
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: path)
+        }
+        #endif
+        if let url = Bundle.main.executableURL { return url }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    }
+
+    /// Runs `request` in a child and returns its result; throws with the child's stderr on failure.
+    static func run(_ request: RowRequest) throws -> RowResult {
+        let process = Process()
+        process.executableURL = executable
+        let encoded = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+        process.arguments = ["--child", encoded]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
+        let group = DispatchGroup()
+        let errorData = Mutex(Data())
+        DispatchQueue.global().async(group: group) {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+        }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        let stderr = errorData.withLock { String(decoding: $0, as: UTF8.self) }
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            let how = process.terminationReason == .exit
+                ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)"
+            throw BenchmarkError("the child process \(how)\(stderr.isEmpty ? "" : ": \(stderr)")")
+        }
+        let text = String(decoding: outputData, as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix(resultPrefix) }) else {
+            throw BenchmarkError("the child process printed no result\(stderr.isEmpty ? "" : ": \(stderr)")")
+        }
+        return try JSONDecoder().decode(RowResult.self, from: Data(line.dropFirst(resultPrefix.count).utf8))
+    }
+}
+
+/// The child side: runs one row and prints its result.
+struct RowWorker {
+    let request: RowRequest
+    let kind: Kind
+
+    init(_ request: RowRequest) throws {
+        guard let kind = Kind(rawValue: request.kind) else { throw BenchmarkError("unknown kind \(request.kind)") }
+        self.request = request
+        self.kind = kind
+    }
+
+    func run() async throws -> RowResult {
+        let resettable = Memory.resetPeak()
+        var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
+        for run in 0..<request.runs {
+            if kind.isParse {
+                try runParse(&row)
+            } else if kind == .baseline {
+                try runBaseline(&row)
+            } else {
+                try await runTether(&row, verify: run == 0)
+            }
+        }
+        return RowResult(seconds: row.durations.map(\.seconds), peakBytes: row.peakBytes, peakIsPerPass: resettable)
+    }
+
+    private func load(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    /// The payload the measured pass imports, and the one imported before it (not measured).
+    private var measuredFile: String {
+        switch request.pass {
+        case "update": request.update ?? request.first
+        case "unchanged": request.update ?? request.first
+        default: request.first
+        }
+    }
+
+    private var setupFile: String? {
+        switch request.pass {
+        case "update": request.first
+        case "unchanged": request.update ?? request.first
+        default: nil
+        }
+    }
+
+    private func runParse(_ row: inout Measurement) throws {
+        let data = try load(request.first)
+        let n = request.size
+        switch kind {
+        case .parseSerialization:
+            let count = try row.time { (try JSONSerialization.jsonObject(with: data) as? [Any])?.count }
+            guard count == n else { throw BenchmarkError("JSONSerialization read the wrong count") }
+        case .parseDecoder:
+            let count = try row.time { try Baseline.decoder().decode([Baseline.Repository].self, from: data).count }
+            guard count == n else { throw BenchmarkError("JSONDecoder read the wrong count") }
+        default:
+            let count = try row.time { try JSONParser.parse(data).arrayValue?.count }
+            guard count == n else { throw BenchmarkError("JSONParser read the wrong count") }
+        }
+    }
+
+    private func runBaseline(_ row: inout Measurement) throws {
+        let directory = try TemporaryDirectory()
+        let database = try Baseline.createDatabase(at: directory.file("baseline.sqlite"))
+        if let setup = setupFile { try Baseline.importRepositories(load(setup), into: database) }
+        let data = try load(measuredFile)
+        try row.time { try Baseline.importRepositories(data, into: database) }
+        let stored = try database.scalar("SELECT count(*) FROM repositories")
+        if stored != request.size { throw BenchmarkError("baseline stored \(stored) repositories, expected \(request.size)") }
+    }
+
+    private func runTether(_ row: inout Measurement, verify: Bool) async throws {
+        let n = request.size
+        let directory = try TemporaryDirectory()
+        let store: any Store = kind == .memory || kind == .streamMemory
+            ? InMemoryStore() : try SQLiteStore(path: directory.file("tether.sqlite"))
+        let client = try TetherImport.client(store: store)
+        let batchSize = request.batchSize
+        func importFile(_ path: String) async throws -> ImportResult {
+            if kind.isStreaming {
+                return try await TetherImport.importRepositories(file: path, batchSize: batchSize, into: client)
+            }
+            // The Data rows hold the payload in memory first (not timed), as after a download.
+            return try await TetherImport.importRepositories(load(path), into: client)
+        }
+        if let setup = setupFile { _ = try await importFile(setup) }
+        let result: ImportResult
+        if kind.isStreaming {
+            let path = measuredFile
+            result = try await row.time {
+                try await TetherImport.importRepositories(file: path, batchSize: batchSize, into: client)
+            }
+        } else {
+            let data = try load(measuredFile)
+            result = try await row.time { try await TetherImport.importRepositories(data, into: client) }
+        }
+        switch request.pass {
+        case "insert":
+            if result.objects.count != n || result.inserted.count < n {
+                throw BenchmarkError("Tether imported \(result.objects.count) repositories (inserted \(result.inserted.count)), expected \(n)")
+            }
+        case "update":
+            if request.update != nil, result.updated.count < n {
+                throw BenchmarkError("Tether updated \(result.updated.count) objects, expected at least \(n)")
+            }
+        default:
+            if !result.updated.isEmpty || !result.inserted.isEmpty {
+                throw BenchmarkError("an unchanged re-import changed \(result.updated.count) and inserted \(result.inserted.count) objects")
+            }
+        }
+        let stored = try await client.count(Query("Repository"))
+        if stored != n { throw BenchmarkError("Tether stored \(stored) repositories, expected \(n)") }
+        if verify { try await checkLinks(client, expected: n, both: n <= 10_000) }
+    }
+
+    /// The owners' inverse to-many lists hold every repository exactly once; with `both`, each
+    /// repository's to-one owner is the user that lists it too.
+    private func checkLinks(_ client: Client, expected n: Int, both: Bool) async throws {
+        var seen = Set<ObjectID>()
+        for user in try await client.fetch(Query("User")) {
+            for repository in try await client.related("repositories", of: user.id) {
+                guard seen.insert(repository.id).inserted else {
+                    throw BenchmarkError("\(repository.id) is listed under two owners")
+                }
+                if both, try await client.related("owner", of: repository.id).map(\.id) != [user.id] {
+                    throw BenchmarkError("\(repository.id) is listed under \(user.id) but its owner differs")
+                }
+            }
+        }
+        if seen.count != n { throw BenchmarkError("owners list \(seen.count) repositories, expected \(n)") }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let c = components
+        return Double(c.seconds) + Double(c.attoseconds) / 1e18
+    }
+}
