@@ -171,6 +171,8 @@ final class ImportSession {
         var stored: [String: Value]?
         /// Values after applying the payload so far.
         var values: [String: Value]
+        /// Some value was set to something other than what the slot held.
+        var dirty = false
         var attributesChanged = false
         var linksChanged = false
         var inserted = false
@@ -339,12 +341,15 @@ final class ImportSession {
         for attribute in entity.attributes {
             guard let json = lookup(members, attribute.keyPath) else { continue }
             if json.isNull {
-                slots[slot].values[attribute.name] = nil
+                if slots[slot].values.removeValue(forKey: attribute.name) != nil { slots[slot].dirty = true }
                 continue
             }
             switch importer.value(json, for: attribute.attribute) {
             case .success(let value):
-                slots[slot].values[attribute.name] = value
+                if slots[slot].values[attribute.name] != value {
+                    slots[slot].values[attribute.name] = value
+                    slots[slot].dirty = true
+                }
             case .failure(let rejection):
                 path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
                 defer { path.removeLast(attribute.keyPath.components.count) }
@@ -460,6 +465,8 @@ final class ImportSession {
         for slot in batchSlots where seen.insert(slot).inserted {
             let entity = slots[slot].entity.name
             if let stored = slots[slot].stored {
+                guard slots[slot].dirty else { continue }
+                slots[slot].dirty = false
                 let values = slots[slot].values
                 guard values != stored else { continue }
                 let setting = values.filter { stored[$0.key] != $0.value }
