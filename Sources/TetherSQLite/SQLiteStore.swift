@@ -179,3 +179,14 @@ public final class SQLiteStore: Store {
 
     public func changes() -> AsyncStream<ChangeSet> { broadcaster.stream() }
 }
+
+extension Client.Builder {
+    /// Stores objects in the SQLite file at `path` (created if needed, migrated additively).
+    ///
+    /// ```swift
+    /// let client = try Client.Builder(schema: schema).sqlite(path: "github.sqlite").build()
+    /// ```
+    public func sqlite(path: String, busyTimeout: Duration = .seconds(5)) throws -> Self {
+        store(try SQLiteStore(path: path, busyTimeout: busyTimeout))
+    }
+}

@@ -26,8 +26,10 @@ extension Client {
     /// object body (POST, PUT, PATCH). The URL is relative to the client's `baseURL`, and the
     /// request goes through ``Tether/Client/transport(for:)`` of the route's entity.
     ///
-    /// A non-2xx answer throws a ``RouteError`` (``RouteError/Kind/httpStatus``) with the status,
-    /// headers and body, and writes nothing. Otherwise the JSON is imported (``Route/Kind/objects``
+    /// The request goes through the client's pipeline (``Tether/Client/send(_:entity:)``): request
+    /// hooks such as authentication apply. A non-2xx answer throws the core ``Tether/HTTPError``
+    /// (status, headers, decoded error body) and writes nothing; a failed exchange throws
+    /// ``Tether/TransportError``. Otherwise the JSON is imported (``Route/Kind/objects``
     /// and ``Route/Kind/envelope``, in one transaction) or handed back (``Route/Kind/data``).
     public func call(
         _ route: String, parameters: [String: JSON] = [:], headers: HTTPHeaders = [:], options: ImportOptions? = nil
@@ -39,15 +41,10 @@ extension Client {
             throw RouteError(.unknownRoute, route: route, "the route table has no route named '\(route)'")
         }
         let request = try RouteRequest.make(definition, parameters: parameters, headers: headers, baseURL: baseURL)
-        guard let transport = transport(for: definition.entity) else {
+        guard transport(for: definition.entity) != nil else {
             throw RouteError(.noTransport, route: route, "no transport is set for \(definition.entity ?? "the client")")
         }
-        let response = try await transport.send(request)
-        guard response.isSuccess else {
-            throw RouteError(
-                .httpStatus, route: route, status: response.status, headers: response.headers, body: response.body,
-                "\(request.method) \(request.url.absoluteString) answered \(response.status)")
-        }
+        let response = try await send(request, entity: definition.entity)
         var json: JSON?
         if !response.body.isEmpty {
             do {
@@ -120,7 +117,7 @@ enum RouteRequest {
                         .invalidParameter, route: route.name, parameter: name,
                         "the value of ':\(name)' cannot be a path segment: \(value)")
                 }
-                path += PercentEscaping.escape(text)
+                path += URLTemplate.escapeSegment(text)
             }
         }
         guard let baseURL else {
@@ -131,13 +128,9 @@ enum RouteRequest {
         var url = base + (path.hasPrefix("/") ? path : "/" + path)
 
         var request = TransportRequest(method: route.method, url: baseURL, headers: headers)
-        if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
         let sendsBody = [HTTPMethod.post, .put, .patch].contains(route.method)
         if sendsBody {
-            if !remaining.isEmpty {
-                request.body = JSON.object(remaining).serialized()
-                if request.headers["Content-Type"] == nil { request.headers["Content-Type"] = "application/json" }
-            }
+            if !remaining.isEmpty { request.body = JSON.object(remaining).serialized() }
         } else {
             var items: [String] = []
             for name in remaining.keys.sorted() {
@@ -149,7 +142,7 @@ enum RouteRequest {
                             .invalidParameter, route: route.name, parameter: name,
                             "the query parameter '\(name)' must be a string, number, boolean or an array of them")
                     }
-                    items.append(PercentEscaping.escape(name) + "=" + PercentEscaping.escape(text))
+                    items.append(URLTemplate.escapeSegment(name) + "=" + URLTemplate.escapeSegment(text))
                 }
             }
             if !items.isEmpty { url += "?" + items.joined(separator: "&") }
@@ -169,28 +162,5 @@ enum RouteRequest {
         case .bool(let b): b ? "true" : "false"
         case .null, .array, .object: nil
         }
-    }
-}
-
-/// Percent-escaping of one path segment or query component: everything but RFC 3986's
-/// unreserved characters (`A-Z a-z 0-9 - . _ ~`) is escaped, UTF-8 byte by byte, so a value
-/// can never add a segment (`/`), a query (`?`), a fragment (`#`) or a parameter (`&`, `=`).
-public enum PercentEscaping {
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        let hex = Array("0123456789ABCDEF")
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(Character(Unicode.Scalar(byte)))
-            default:
-                out.append("%")
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            }
-        }
-        return out
     }
 }

@@ -1,13 +1,12 @@
 public import Foundation
 public import Tether
 
-/// A route call that failed before, during or after the exchange: an unknown route, a missing
-/// or unusable parameter, no transport, an HTTP error status, or a response that is not the JSON
-/// the route expects.
+/// A route call that failed before or after the exchange: an unknown route, a missing or unusable
+/// parameter, no transport, or a 2xx response that is not the JSON the route expects (with its
+/// ``status``, ``headers`` and ``body``).
 ///
-/// An HTTP error carries the ``status``, the response ``headers`` and the ``body`` (see
-/// ``bodyText`` and ``bodyJSON``). Transport failures (connection refused, timeout) are thrown
-/// as the transport threw them; import problems as ``Tether/ImportError``.
+/// HTTP error statuses are the core's ``Tether/HTTPError``, failed exchanges
+/// ``Tether/TransportError`` and import problems ``Tether/ImportError``, as for every Tether call.
 public struct RouteError: Error, Sendable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         public let name: String
@@ -20,8 +19,6 @@ public struct RouteError: Error, Sendable, CustomStringConvertible {
         public static let invalidParameter = Kind("invalidParameter")
         /// Neither the route's entity nor the client has a transport.
         public static let noTransport = Kind("noTransport")
-        /// The server answered with a non-2xx status.
-        public static let httpStatus = Kind("httpStatus")
         /// The response body is not JSON, or not the shape the route expects.
         public static let invalidResponse = Kind("invalidResponse")
         public var description: String { name }

@@ -53,8 +53,8 @@ func routeTableDocExample(transport: some Transport, development: Bool) async th
 
     do {
         _ = try await client.call("getUser", parameters: ["id": 404])
-    } catch let error as RouteError where error.kind == .httpStatus {
-        _ = (error.status, error.headers, error.bodyText)
+    } catch let error as HTTPError {
+        _ = (error.status, error.headers, error.body.fieldErrors)
     }
     return (client, stats)
 }

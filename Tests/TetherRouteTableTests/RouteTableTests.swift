@@ -97,7 +97,7 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
         #expect(created.objects.first?["name"] == .string("Grace"))
         let body = try JSON(parsing: try #require(transport.requests[0].body))
         #expect(body == ["name": "Grace", "admin": false])
-        #expect(transport.requests[0].headers["Content-Type"] == "application/json")
+        #expect(transport.requests[0].headers["Content-Type"] == "application/json; charset=utf-8")
         #expect(transport.requests[0].url.query == nil)
 
         _ = try await client.call("renameUser", parameters: ["id": 9, "name": "Grace H."])
@@ -191,17 +191,26 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
     @Test func httpErrorsCarryStatusHeadersAndBody() async throws {
         transport.respond(.post, "/v2/api/users", with: .json(#"{"name": ["has already been taken"]}"#, status: 422))
         let client = try makeClient(transport)
-        let error = await #expect(throws: RouteError.self) { _ = try await client.call("createUser", parameters: ["name": "Ada"]) }
-        #expect(error?.kind == .httpStatus)
+        let error = await #expect(throws: HTTPError.self) { _ = try await client.call("createUser", parameters: ["name": "Ada"]) }
         #expect(error?.status == 422)
-        #expect(error?.bodyJSON == ["name": ["has already been taken"]])
+        #expect(error?.body.messages(for: "name") == ["has already been taken"])
         #expect(try await client.count(Query("User")) == 0)
 
-        let notFound = await #expect(throws: RouteError.self) { _ = try await client.call("getUser", parameters: ["id": 1]) }
+        let notFound = await #expect(throws: HTTPError.self) { _ = try await client.call("getUser", parameters: ["id": 1]) }
         #expect(notFound?.status == 404)
-        #expect(notFound?.bodyJSON == nil)   // an HTML page is not JSON
-        #expect(notFound?.bodyText == "<h1>Not Found</h1>")
+        #expect(notFound?.body.isJSON == false)   // an HTML page is not JSON
+        #expect(notFound?.body.text == "<h1>Not Found</h1>")
         #expect(notFound?.headers["content-type"] == "text/html")
+    }
+
+    @Test func routeCallsGoThroughTheRequestHooks() async throws {
+        transport.respond(.get, "/v2/api/users/1", with: .json(#"{"user_id": 1, "name": "Ada"}"#))
+        let client = try Client.Builder(schema: schema).routes(table).transport(transport)
+            .requestHook(AuthorizationHook(scheme: "Bearer", credential: "s3cret"))
+            .build()
+        _ = try await client.call("getUser", parameters: ["id": 1])
+        #expect(transport.requests.last?.headers["Authorization"] == "Bearer s3cret")
+        #expect(transport.requests.last?.headers["Accept"] == "application/json")
     }
 
     @Test func unknownRouteAndMissingTransport() async throws {

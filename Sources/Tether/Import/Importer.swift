@@ -167,10 +167,13 @@ final class ImportSession {
     private struct Slot {
         let entity: EntityMapping
         var id: ObjectID?
-        /// Values as stored (nil for an object created by this import, until it is inserted).
-        var stored: [String: Value]?
-        /// Values after applying the payload so far.
-        var values: [String: Value]
+        /// Values as stored, by attribute position (nil for an object created by this import, until
+        /// it is inserted).
+        var stored: [Value?]?
+        /// Values after applying the payload so far, by attribute position in `entity.attributes`.
+        var values: [Value?]
+        /// Some value was set to something other than what the slot held.
+        var dirty = false
         var attributesChanged = false
         var linksChanged = false
         var inserted = false
@@ -242,7 +245,8 @@ final class ImportSession {
             var map: [IdentityKey: Int] = [:]
             map.reserveCapacity(found.count)
             for (key, object) in found {
-                slots.append(Slot(entity: entityMapping, id: object.id, stored: object.values, values: object.values))
+                let values = entityMapping.attributes.map { object.values[$0.name] }
+                slots.append(Slot(entity: entityMapping, id: object.id, stored: values, values: values))
                 map[key] = slots.count - 1
             }
             identityMap[entityName] = map
@@ -313,7 +317,7 @@ final class ImportSession {
     private func apply(_ members: [String: JSON], _ entity: EntityMapping) throws -> Int? {
         let slot: Int
         if entity.identity.isEmpty {
-            slots.append(Slot(entity: entity, id: nil, stored: nil, values: [:]))
+            slots.append(Slot(entity: entity, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
             slot = slots.count - 1
         } else {
             guard let key = identityKey(members, entity) else {
@@ -328,7 +332,7 @@ final class ImportSession {
             if let existing = identityMap[entity.name]?[key] {
                 slot = existing
             } else {
-                slots.append(Slot(entity: entity, id: nil, stored: nil, values: [:]))
+                slots.append(Slot(entity: entity, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
                 slot = slots.count - 1
                 identityMap[entity.name, default: [:]][key] = slot
             }
@@ -336,15 +340,21 @@ final class ImportSession {
         batchSlots.append(slot)
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
-        for attribute in entity.attributes {
+        for (position, attribute) in entity.attributes.enumerated() {
             guard let json = lookup(members, attribute.keyPath) else { continue }
             if json.isNull {
-                slots[slot].values[attribute.name] = nil
+                if slots[slot].values[position] != nil {
+                    slots[slot].values[position] = nil
+                    slots[slot].dirty = true
+                }
                 continue
             }
             switch importer.value(json, for: attribute.attribute) {
             case .success(let value):
-                slots[slot].values[attribute.name] = value
+                if slots[slot].values[position] != value {
+                    slots[slot].values[position] = value
+                    slots[slot].dirty = true
+                }
             case .failure(let rejection):
                 path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
                 defer { path.removeLast(attribute.keyPath.components.count) }
@@ -458,17 +468,30 @@ final class ImportSession {
         // Inserts and attribute updates, once per object.
         var seen = Set<Int>()
         for slot in batchSlots where seen.insert(slot).inserted {
-            let entity = slots[slot].entity.name
+            let attributes = slots[slot].entity.attributes
             if let stored = slots[slot].stored {
+                guard slots[slot].dirty else { continue }
+                slots[slot].dirty = false
                 let values = slots[slot].values
                 guard values != stored else { continue }
-                let setting = values.filter { stored[$0.key] != $0.value }
-                let clearing = Set(stored.keys.filter { values[$0] == nil })
+                var setting: [String: Value] = [:]
+                var clearing = Set<String>()
+                for position in values.indices where values[position] != stored[position] {
+                    if let value = values[position] {
+                        setting[attributes[position].name] = value
+                    } else {
+                        clearing.insert(attributes[position].name)
+                    }
+                }
                 try writer.update(slots[slot].id!, setting: setting, clearing: clearing)
                 slots[slot].stored = values
                 slots[slot].attributesChanged = true
             } else {
-                let object = try writer.insert(entity, values: slots[slot].values)
+                var values = [String: Value](minimumCapacity: attributes.count)
+                for (position, value) in slots[slot].values.enumerated() {
+                    if let value { values[attributes[position].name] = value }
+                }
+                let object = try writer.insert(slots[slot].entity.name, values: values)
                 slots[slot].id = object.id
                 slots[slot].stored = slots[slot].values
                 slots[slot].inserted = true

@@ -12,6 +12,9 @@ public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible 
         self.rowID = rowID
     }
 
+    /// Hashes the row id only: cheap, and objects of different entities rarely share one.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rowID) }
+
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
         (lhs.entity, lhs.rowID) < (rhs.entity, rhs.rowID)
     }
@@ -55,12 +58,28 @@ public struct Object: Hashable, Sendable, Identifiable, CustomStringConvertible 
 /// The values that identify an object of an entity, in the order of the entity's identity
 /// attributes. JSON `12345` and `"12345"` produce the same key for an integer identity.
 public struct IdentityKey: Hashable, Sendable, CustomStringConvertible {
-    public let values: [Value]
+    /// One value (the common case) is kept without an array, so building and hashing a key is cheap.
+    private enum Storage: Hashable, Sendable {
+        case single(Value)
+        case composite([Value])
+    }
 
-    public init(_ values: [Value]) { self.values = values }
-    public init(_ value: Value) { self.values = [value] }
+    private let storage: Storage
+
+    public init(_ values: [Value]) { storage = values.count == 1 ? .single(values[0]) : .composite(values) }
+    public init(_ value: Value) { storage = .single(value) }
+
+    public var values: [Value] {
+        switch storage {
+        case .single(let value): [value]
+        case .composite(let values): values
+        }
+    }
 
     public var description: String {
-        values.count == 1 ? values[0].description : "(" + values.map(\.description).joined(separator: ", ") + ")"
+        switch storage {
+        case .single(let value): value.description
+        case .composite(let values): "(" + values.map(\.description).joined(separator: ", ") + ")"
+        }
     }
 }

@@ -24,12 +24,24 @@ extension Client {
     /// Tether sets `Accept: application/json`, and `Content-Type: application/json` when there
     /// is a body, before the hooks run.
     public func send(_ method: HTTPMethod, _ url: URL, body: JSON? = nil, entity: String? = nil) async throws -> TransportResponse {
-        var request = TransportRequest(method: method, url: url, headers: ["Accept": "application/json"], body: body?.serialized())
-        if body != nil { request.headers["Content-Type"] = "application/json; charset=utf-8" }
+        try await send(TransportRequest(method: method, url: url, body: body?.serialized()), entity: entity)
+    }
+
+    /// Sends a request through the client's pipeline: `Accept: application/json` (and a JSON
+    /// `Content-Type` when there is a body) unless the request sets its own, then the request hooks,
+    /// then the entity's transport. A non-2xx answer throws ``HTTPError``; a failed exchange
+    /// ``TransportError``.
+    public func send(_ request: TransportRequest, entity: String? = nil) async throws -> TransportResponse {
+        var request = request
+        if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
+        if request.body != nil, request.headers["Content-Type"] == nil {
+            request.headers["Content-Type"] = "application/json; charset=utf-8"
+        }
         for hook in remote.hooks { try await hook.prepare(&request) }
         guard let transport = transport(for: entity) else {
             throw RequestError(.noTransport, entity: entity, "no transport is set\(entity.map { " for \($0)" } ?? "") in the builder")
         }
+        let (method, url) = (request.method, request.url)
         let response: TransportResponse
         do {
             response = try await transport.send(request)
