@@ -102,6 +102,7 @@ struct Payload {
 struct Suite {
     let options: Options
     var rows: [Measurement] = []
+    var inputs: [String] = []
 
     var failures: [Measurement] { rows.filter { $0.failure != nil } }
 
@@ -126,8 +127,10 @@ struct Suite {
                 let took = (clock.now - start).seconds
                 let summary = row.failure.map { "FAILED: \($0)" }
                     ?? "\(Format.milliseconds(row.seconds)) ms, peak \(row.peakBytes.map(Format.megabytes) ?? "n/a") MB"
-                print("  \(Format.pad(Format.count(row.size), 5)) \(Format.pad(row.group, 31, left: true)) "
-                    + "\(Format.pad(pass, 20, left: true)) \(summary)  [\(String(format: "%.1f", took)) s]")
+                // Progress goes to stderr, unbuffered, so a long run shows where it is.
+                FileHandle.standardError.write(Data((
+                    "  \(Format.pad(Format.count(row.size), 5)) \(Format.pad(row.group, 31, left: true)) "
+                    + "\(Format.pad(pass, 20, left: true)) \(summary)  [\(String(format: "%.1f", took)) s]\n").utf8))
                 rows.append(row)
             }
         }
@@ -232,12 +235,14 @@ do {
             let update = directory.file("repositories-\(size)-v2.json")
             let bytes = try Workload(count: size, seed: options.seed, version: 1).write(to: first)
             try Workload(count: size, seed: options.seed, version: 2).write(to: update)
-            print("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
-                + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots")
+            FileHandle.standardError.write(Data(("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
+                + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots\n").utf8))
+            suite.inputs.append("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON")
             suite.run(Payload(size: size, first: first, update: update, bytes: bytes))
         }
     }
     print()
+    for input in suite.inputs { print(input) }
     suite.printTable()
     if !suite.failures.isEmpty {
         FileHandle.standardError.write(Data("tether-bench: \(suite.failures.count) row(s) failed\n".utf8))
