@@ -203,12 +203,13 @@ final class ImportSession {
     private var linkIndex: [LinkKey: Int] = [:]
     private var path: [JSONPath.Component] = []
 
-    // Across batches: what the result reports.
-    private enum Status: UInt8 { case unchanged, updated, inserted }
-    private var status: [ObjectID: Status] = [:]
+    // Across batches: what the result reports. One small entry per object touched: its status in
+    // the low bits, and whether it is already listed as a top-level object.
+    private static let unchanged: UInt8 = 0, updated: UInt8 = 1, inserted: UInt8 = 2, statusMask: UInt8 = 3
+    private static let listedAtTopLevel: UInt8 = 0x80
+    private var status: [ObjectID: UInt8] = [:]
     private var order: [ObjectID] = []
     private var topLevel: [ObjectID] = []
-    private var topLevelSeen = Set<ObjectID>()
     private var diagnostics: [ImportDiagnostic] = []
 
     private struct LinkKey: Hashable {
@@ -267,17 +268,19 @@ final class ImportSession {
         var seen = Set<Int>()
         for slot in batchSlots where seen.insert(slot).inserted {
             guard let id = slots[slot].id else { continue }
-            let now: Status = slots[slot].inserted ? .inserted
-                : (slots[slot].attributesChanged || slots[slot].linksChanged) ? .updated : .unchanged
+            let now = slots[slot].inserted ? Self.inserted
+                : (slots[slot].attributesChanged || slots[slot].linksChanged) ? Self.updated : Self.unchanged
             if let before = status[id] {
-                if now.rawValue > before.rawValue { status[id] = now }
+                if now > before & Self.statusMask { status[id] = (before & ~Self.statusMask) | now }
             } else {
                 status[id] = now
                 order.append(id)
             }
         }
         for slot in topLevelSlots {
-            if let id = slots[slot].id, topLevelSeen.insert(id).inserted { topLevel.append(id) }
+            guard let id = slots[slot].id, let entry = status[id], entry & Self.listedAtTopLevel == 0 else { continue }
+            status[id] = entry | Self.listedAtTopLevel
+            topLevel.append(id)
         }
         slots = []
         identityMap = [:]
@@ -553,10 +556,10 @@ final class ImportSession {
         var result = ImportResult()
         result.objects = topLevel
         for id in order {
-            switch status[id]! {
-            case .inserted: result.inserted.append(id)
-            case .updated: result.updated.append(id)
-            case .unchanged: result.unchanged.append(id)
+            switch status[id]! & Self.statusMask {
+            case Self.inserted: result.inserted.append(id)
+            case Self.updated: result.updated.append(id)
+            default: result.unchanged.append(id)
             }
         }
         result.diagnostics = diagnostics
