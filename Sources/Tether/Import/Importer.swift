@@ -281,7 +281,8 @@ final class ImportSession<V: ImportValue> {
 
     private struct LinkKey: Hashable {
         let slot: Int
-        let relationship: String
+        /// The relationship's position in its entity's mapping.
+        let relationship: Int
     }
 
     init(importer: Importer, writer: any StoreWriter) {
@@ -333,8 +334,9 @@ final class ImportSession<V: ImportValue> {
 
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.
     private func recordBatch() {
-        var seen = Set<Int>()
-        for slot in batchSlots where seen.insert(slot).inserted {
+        var seen = [Bool](repeating: false, count: slots.count)
+        for slot in batchSlots where !seen[slot] {
+            seen[slot] = true
             guard let id = slots[slot].id else { continue }
             let now = slots[slot].inserted ? Self.inserted
                 : (slots[slot].attributesChanged || slots[slot].linksChanged) ? Self.updated : Self.unchanged
@@ -443,25 +445,25 @@ final class ImportSession<V: ImportValue> {
             if let nested = lookup(members, plan.relationshipKeys[r]) {
                 path.append(contentsOf: relationship.keyPath.components.map { .key($0) })
                 defer { path.removeLast(relationship.keyPath.components.count) }
-                try applyNested(nested, slot: slot, relationship, destination, plan)
+                try applyNested(nested, slot: slot, relationship, r, destination, plan)
             } else if let reference = members.member(plan.foreignKeys[r]) {
                 path.append(.key(relationship.foreignKey))
                 defer { path.removeLast() }
-                try applyReference(reference, slot: slot, relationship, destination, plan)
+                try applyReference(reference, slot: slot, relationship, r, destination, plan)
             }
         }
         return slot
     }
 
     private func applyNested(
-        _ nested: V, slot: Int, _ relationship: RelationshipMapping, _ destination: EntityPlan, _ entity: EntityPlan
+        _ nested: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
         if nested.isNull {
-            setLink(slot, relationship, destination, [], byReference: false)
+            setLink(slot, relationship, position, destination, [], byReference: false)
         } else if nested.isObject && !toMany {
             if let childSlot = try apply(nested, destination) {
-                setLink(slot, relationship, destination, [.slot(childSlot)], byReference: false)
+                setLink(slot, relationship, position, destination, [.slot(childSlot)], byReference: false)
             }
         } else if nested.isArray && toMany {
             var targets: [LinkTarget] = []
@@ -483,10 +485,10 @@ final class ImportSession<V: ImportValue> {
                     }
                 }
             }
-            setLink(slot, relationship, destination, targets, byReference: byReference)
+            setLink(slot, relationship, position, destination, targets, byReference: byReference)
         } else {
             if let key = referenceKey(nested, destination), !toMany {
-                setLink(slot, relationship, destination, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of \(destination.name) objects" : "a \(destination.name) object"), found \(nested.typeName)")
@@ -495,11 +497,11 @@ final class ImportSession<V: ImportValue> {
     }
 
     private func applyReference(
-        _ reference: V, slot: Int, _ relationship: RelationshipMapping, _ destination: EntityPlan, _ entity: EntityPlan
+        _ reference: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
         if reference.isNull {
-            setLink(slot, relationship, destination, [], byReference: false)
+            setLink(slot, relationship, position, destination, [], byReference: false)
         } else if reference.isArray && toMany {
             var keys: [LinkTarget] = []
             for (i, element) in reference.elements.enumerated() where !element.isNull {
@@ -512,10 +514,10 @@ final class ImportSession<V: ImportValue> {
                                "expected an id of \(destination.name), found \(element.typeName) \(element.materialize())")
                 }
             }
-            setLink(slot, relationship, destination, keys, byReference: !keys.isEmpty)
+            setLink(slot, relationship, position, destination, keys, byReference: !keys.isEmpty)
         } else {
             if !toMany, let key = referenceKey(reference, destination) {
-                setLink(slot, relationship, destination, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of ids" : "an id") of \(destination.name), found \(reference.typeName)")
@@ -523,8 +525,8 @@ final class ImportSession<V: ImportValue> {
         }
     }
 
-    private func setLink(_ slot: Int, _ relationship: RelationshipMapping, _ destination: EntityPlan, _ targets: [LinkTarget], byReference: Bool) {
-        let key = LinkKey(slot: slot, relationship: relationship.name)
+    private func setLink(_ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: [LinkTarget], byReference: Bool) {
+        let key = LinkKey(slot: slot, relationship: position)
         let link = PendingLink(slot: slot, relationship: relationship, destination: destination.ordinal, targets: targets, byReference: byReference)
         if let index = linkIndex[key] {
             links[index] = link
@@ -537,8 +539,9 @@ final class ImportSession<V: ImportValue> {
 
     private func writeBatch() throws {
         // Inserts and attribute updates, once per object.
-        var seen = Set<Int>()
-        for slot in batchSlots where seen.insert(slot).inserted {
+        var seen = [Bool](repeating: false, count: slots.count)
+        for slot in batchSlots where !seen[slot] {
+            seen[slot] = true
             let attributes = plans[slots[slot].entity].mapping.attributes
             if let stored = slots[slot].stored {
                 guard slots[slot].dirty else { continue }

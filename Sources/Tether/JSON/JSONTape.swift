@@ -171,7 +171,7 @@ struct TapeValue {
             let k = entries[i]
             if k.escaped {
                 if TapeValue(entries: entries, bytes: bytes, index: i).stringValue == string { found = i + 1 }
-            } else if Int(k.length) == count, count == 0 || memcmp(bytes + Int(k.start), key.baseAddress!, count) == 0 {
+            } else if Int(k.length) == count, count == 0 || (bytes[Int(k.start)] == key[0] && memcmp(bytes + Int(k.start), key.baseAddress!, count) == 0) {
                 found = i + 1
             }
             i = Int(entries[i + 1].next)
