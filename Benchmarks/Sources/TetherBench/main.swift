@@ -11,7 +11,7 @@ let usage = """
       --seed S       seed of the generated workload (default 42)
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
-      --only GROUPS  comma-separated subset of: parse, baseline, tether (default: all);
+      --only GROUPS  comma-separated subset of: parse, baseline, tether, stream (default: all);
                      `parser` runs Tether's JSONParser alone (for profiling)
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE and exit
@@ -23,7 +23,7 @@ struct Options {
     var seed: UInt64 = 42
     var input: String?
     var write: String?
-    var groups: Set<String> = ["parse", "baseline", "tether"]
+    var groups: Set<String> = ["parse", "baseline", "tether", "stream"]
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -47,7 +47,7 @@ struct Options {
             case "--write": write = try value(argument)
             case "--only":
                 groups = Set(try value(argument).split(separator: ",").map(String.init))
-                guard groups.isSubset(of: ["parse", "parser", "baseline", "tether"]) else { throw BenchmarkError("bad --only\n\(usage)") }
+                guard groups.isSubset(of: ["parse", "parser", "baseline", "tether", "stream"]) else { throw BenchmarkError("bad --only\n\(usage)") }
             case "--smoke":
                 sizes = [1_000]
                 runs = 1
@@ -109,6 +109,20 @@ struct Suite {
             for store in TetherImport.stores {
                 try await runTether(payload, storeName: store.name, makeStore: store.make)
             }
+        }
+
+        // Tether streaming a file (`client.import(contentsOf:)`) into the in-memory store, insert pass.
+        if options.groups.contains("stream") {
+            var row = Measurement(size: n, group: "Tether: file, in-memory", pass: "insert", objects: n, bytes: bytes)
+            let directory = try TemporaryDirectory()
+            let file = URL(fileURLWithPath: directory.file("repositories.json"))
+            try payload.first.write(to: file)
+            for _ in 0..<options.runs {
+                let client = try TetherImport.client(store: InMemoryStore())
+                let result = try await row.time { try await client.import(contentsOf: file, as: "Repository") }
+                if result.objects.count != n { throw BenchmarkError("Tether imported \(result.objects.count) repositories, expected \(n)") }
+            }
+            rows.append(row)
         }
     }
 

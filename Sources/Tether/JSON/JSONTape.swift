@@ -42,11 +42,13 @@ struct JSONTape: Sendable {
     /// the same bytes, its offset shifted by `errorOffset` (by default `offset`).
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, offset: Int = 0, errorOffset: Int? = nil) throws(JSONParseError) {
         precondition(offset + bytes.count <= Self.maximumSize, "JSON input too large for a tape")
-        var reserved = entries
-        entries = []
-        // About one entry per 8-20 bytes of typical JSON; reserving avoids regrowing a large tape.
-        reserved.reserveCapacity(reserved.count + bytes.count / 8 + 16)
-        var parser = TapeParser(bytes, offset: offset, entries: reserved)
+        // Move the entries into the parser so that they stay uniquely referenced (no copy).
+        var parser = TapeParser(bytes, offset: offset, entries: [])
+        swap(&parser.entries, &entries)
+        // Grow geometrically (about one entry per 8-20 bytes of JSON): a streamed batch appends
+        // many small documents.
+        let needed = parser.entries.count + bytes.count / 8 + 16
+        if parser.entries.capacity < needed { parser.entries.reserveCapacity(max(needed, parser.entries.capacity * 2)) }
         defer { entries = parser.entries }
         let root = parser.entries.count
         do throws(JSONParseError) {
