@@ -661,11 +661,14 @@ private struct TapeParser {
         while index < end {
             let byte = base[index]
             if byte == ASCII.space {
-                // Indentation: eight spaces at a time.
-                while index + 8 <= end, UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) == 0x2020_2020_2020_2020 {
-                    index += 8
+                // Indentation: a run of spaces measured eight bytes at a time.
+                if index + 8 <= end {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                    let other = word ^ 0x2020_2020_2020_2020
+                    index += other == 0 ? 8 : other.trailingZeroBitCount >> 3
+                } else {
+                    index += 1
                 }
-                if index < end, base[index] == ASCII.space { index += 1 }
                 continue
             }
             guard byte == ASCII.lineFeed || byte == ASCII.carriageReturn || byte == ASCII.tab else { return }
