@@ -85,6 +85,13 @@ struct JSONTapeTests {
 
     @Test func sameValuesAsTheParser() {
         for text in Self.documents { expectSameAsParser(Array(text.utf8), text) }
+        // Runs of spaces of every length around the word-at-a-time skip, also at the very end.
+        for n in 0..<20 {
+            let spaces = String(repeating: " ", count: n)
+            for text in ["[\n\(spaces)1,\(spaces)\t{\(spaces)\"a\"\(spaces):\(spaces)2}\(spaces)]\(spaces)", "\(spaces)7\(spaces)", "[1\(spaces)x"] {
+                expectSameAsParser(Array(text.utf8), text)
+            }
+        }
     }
 
     @Test func sameErrorsAsTheParser() {
