@@ -198,6 +198,19 @@ struct JSONTapeTests {
                 #expect(object.member(ImportKey("date"))?.directValue(for: .date, dates: DateDecoding([.secondsSince1970])) == nil)
             }
         }
+        // Repeated keys, the escaped one last; an empty object; a nested object's keys stay its own.
+        let more = Array(#"[{"ab": "one", "x": {"ab": 0}, "a\u0062": "two"}, {}, {"": 1, "ab": 2, "": 3}]"#.utf8)
+        try more.withUnsafeBufferPointer { buffer in
+            let tape = try JSONTape(parsing: buffer)
+            tape.withRoots(bytes: buffer) { roots in
+                let elements = roots[0].elements
+                #expect(elements[0].member(ImportKey("ab"))?.materialize() == .string("two"))
+                #expect(elements[0].member(ImportKey("x"))?.member(ImportKey("ab"))?.materialize() == .int(0))
+                #expect(elements[1].member(ImportKey("ab")) == nil)
+                #expect(elements[2].member(ImportKey(""))?.materialize() == .int(3))
+                #expect(elements[2].member(ImportKey("ab"))?.materialize() == .int(2))
+            }
+        }
     }
 }
 
