@@ -56,7 +56,17 @@ public final class Client: Sendable {
 
     /// Imports JSON bytes (an object or an array of objects) as `entity`, in one transaction.
     public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
-        try await self.import(JSON(parsing: data), as: entity, options: options)
+        guard data.count <= JSONTape.maximumSize else {
+            return try await self.import(JSON(parsing: data), as: entity, options: options)
+        }
+        // The bytes are checked whole first (as `JSON(parsing:)` would), then imported from the tape.
+        let tape = try data.withUnsafeBytes { raw throws(JSONParseError) in
+            try JSONTape(parsing: raw.bindMemory(to: UInt8.self))
+        }
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        return try await store.write { writer in
+            try importer.run(tape, bytes: data, as: entity, in: writer)
+        }
     }
 
     /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.

@@ -35,10 +35,17 @@ public struct DateDecoding: Sendable {
 public struct DateFormat: Sendable {
     private let parse: @Sendable (JSON) -> Date?
     private let write: @Sendable (Date) -> JSON?
+    /// Parses strings with ``ISO8601`` and nothing else: the import reads such dates straight from the bytes.
+    let isISO8601: Bool
 
     public init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON? = { _ in nil }) {
+        self.init(parse: parse, write: write, isISO8601: false)
+    }
+
+    init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON?, isISO8601: Bool) {
         self.parse = parse
         self.write = write
+        self.isISO8601 = isISO8601
     }
 
     public func date(from json: JSON) -> Date? { parse(json) }
@@ -49,12 +56,12 @@ public struct DateFormat: Sendable {
     /// whole seconds, or with milliseconds or microseconds when the date has a fraction.
     public static let iso8601 = DateFormat(
         parse: { json in json.stringValue.flatMap(ISO8601.parse) },
-        write: { .string(ISO8601.format($0, fractionalSeconds: false)) })
+        write: { .string(ISO8601.format($0, fractionalSeconds: false)) }, isISO8601: true)
 
     /// ISO 8601 written with milliseconds (`2011-01-26T19:01:12.000Z`); reads the same inputs as ``iso8601``.
     public static let iso8601WithFractionalSeconds = DateFormat(
         parse: { json in json.stringValue.flatMap(ISO8601.parse) },
-        write: { .string(ISO8601.format($0, fractionalSeconds: true)) })
+        write: { .string(ISO8601.format($0, fractionalSeconds: true)) }, isISO8601: true)
 
     /// Numbers as seconds since 1970-01-01 UTC.
     public static let secondsSince1970 = DateFormat(parse: { json in

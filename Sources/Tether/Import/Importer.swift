@@ -16,6 +16,9 @@ struct Importer: Sendable {
     let dateDecoding: DateDecoding
     let transformers: [String: any AttributeTransformer]
     let options: ImportOptions
+    /// Every entity of the mapping, prepared for the import, by ordinal (entity names sorted).
+    let plans: [EntityPlan]
+    let planIndex: [String: Int]
 
     init(client: Client, options: ImportOptions) throws {
         mapping = client.mapping
@@ -23,66 +26,97 @@ struct Importer: Sendable {
         dateDecoding = client.dateDecoding
         transformers = client.transformers
         self.options = options
+        let names = client.mapping.entities.keys.sorted()
+        var index: [String: Int] = [:]
+        for (ordinal, name) in names.enumerated() { index[name] = ordinal }
+        planIndex = index
+        plans = names.enumerated().map { ordinal, name in EntityPlan(client.mapping[name]!, ordinal: ordinal, index: index) }
     }
 
-    func run(_ payloads: [(entity: String, json: JSON)], in writer: any StoreWriter) throws -> ImportResult {
-        let session = ImportSession(importer: self, writer: writer)
+    func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
+        let session = ImportSession<V>(importer: self, writer: writer)
         for payload in payloads {
-            let entity = try entityMapping(payload.entity)
+            let entity = try entityPlan(payload.entity)
             let base: [JSONPath.Component] = payloads.count > 1 ? [.key(payload.entity)] : []
-            switch payload.json {
-            case .array(let elements):
+            if payload.json.isArray {
+                let elements = payload.json.elements
                 var start = 0
                 while start < elements.count {
                     let end = min(elements.count, start + options.batchSize)
                     try session.importBatch(elements[start..<end], entity: entity, base: base, indexed: true, offset: start)
                     start = end
                 }
-            default:
+            } else {
                 try importDocument(payload.json, entity, base, session)
             }
         }
         return session.result()
     }
 
-    /// Streams the top-level array of a file through the import, one batch at a time.
-    func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
-        let session = ImportSession(importer: self, writer: writer)
-        let entity = try entityMapping(entityName)
-        var batch: [JSON] = []
-        var first = 0
-        try stream.forEachElement { json, index in
-            guard let index else { return try importDocument(json, entity, [], session) }
-            if batch.isEmpty { first = index }
-            batch.append(json)
-            if batch.count == options.batchSize {
-                try session.importBatch(batch[...], entity: entity, base: [], indexed: true, offset: first)
-                batch.removeAll(keepingCapacity: true)
+    /// Imports the bytes of a JSON document already checked into `tape`.
+    func run(_ tape: JSONTape, bytes: Data, as entity: String, in writer: any StoreWriter) throws -> ImportResult {
+        try bytes.withUnsafeBytes { raw in
+            try tape.withRoots(bytes: raw.bindMemory(to: UInt8.self)) { roots in
+                try run([(entity, roots[0])], in: writer)
             }
         }
-        if !batch.isEmpty { try session.importBatch(batch[...], entity: entity, base: [], indexed: true, offset: first) }
+    }
+
+    /// Streams the top-level array of a file through the import, one batch at a time: each
+    /// element is checked onto the batch's tape as it arrives, and a full batch is imported.
+    func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+        let session = ImportSession<TapeValue>(importer: self, writer: writer)
+        let entity = try entityPlan(entityName)
+        var tape = JSONTape()
+        var bytes: [UInt8] = []
+        var first = 0
+        func flush() throws {
+            try bytes.withUnsafeBufferPointer { buffer in
+                try tape.withRoots(bytes: buffer) { roots in
+                    try session.importBatch(roots[...], entity: entity, base: [], indexed: true, offset: first)
+                }
+            }
+            tape.removeAll()
+            bytes.removeAll(keepingCapacity: true)
+        }
+        try stream.forEachElementBytes { element, fileOffset, index in
+            guard let index else {
+                var document = JSONTape()
+                try document.append(element, offset: 0, errorOffset: fileOffset)
+                return try document.withRoots(bytes: element) { roots in try importDocument(roots[0], entity, [], session) }
+            }
+            if tape.roots.isEmpty { first = index }
+            try tape.append(element, offset: bytes.count, errorOffset: fileOffset)
+            bytes.append(contentsOf: element)
+            if tape.roots.count == options.batchSize { try flush() }
+        }
+        if !tape.roots.isEmpty { try flush() }
         return session.result()
     }
 
-    private func entityMapping(_ name: String) throws -> EntityMapping {
-        guard let entity = mapping[name] else {
+    private func entityPlan(_ name: String) throws -> EntityPlan {
+        guard let ordinal = planIndex[name] else {
             throw ImportError(path: .root, entity: name, message: "unknown entity '\(name)'")
         }
-        return entity
+        return plans[ordinal]
     }
 
     /// A payload that is not an array: one object, or null (nothing to import).
-    private func importDocument(_ json: JSON, _ entity: EntityMapping, _ base: [JSONPath.Component], _ session: ImportSession) throws {
-        switch json {
-        case .object:
-            try session.importBatch([json], entity: entity, base: base, indexed: false, offset: 0)
-        case .null:
-            return
-        default:
+    private func importDocument<V: ImportValue>(_ json: V, _ entity: EntityPlan, _ base: [JSONPath.Component], _ session: ImportSession<V>) throws {
+        if json.isObject {
+            try session.importBatch([json][...], entity: entity, base: base, indexed: false, offset: 0)
+        } else if !json.isNull {
             throw ImportError(
                 path: JSONPath(base), entity: entity.name,
                 message: "expected an object or an array of objects, found \(json.typeName)")
         }
+    }
+
+    /// Converts a value (not null) to the attribute's stored value.
+    @inline(__always)
+    func value<V: ImportValue>(_ json: V, for attribute: Attribute) -> Result<Value, Rejection> {
+        if let value = json.directValue(for: attribute.type, dates: dateDecoding) { return .success(value) }
+        return value(json.materialize(), for: attribute)
     }
 
     /// Converts a JSON value (not null) to the attribute's stored value.
@@ -157,15 +191,43 @@ struct Importer: Sendable {
     }
 }
 
+/// One entity's mapping prepared for an import: keys as bytes, destinations by ordinal.
+final class EntityPlan: Sendable {
+    let mapping: EntityMapping
+    /// Position in ``Importer/plans`` (entity names sorted).
+    let ordinal: Int
+    let attributeKeys: [[ImportKey]]
+    let identityKeys: [[ImportKey]]
+    let relationshipKeys: [[ImportKey]]
+    let foreignKeys: [ImportKey]
+    /// The ordinal of each relationship's destination (nil when it is not mapped).
+    let destinations: [Int?]
+
+    var name: String { mapping.name }
+
+    init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int]) {
+        func keys(_ path: JSONKeyPath) -> [ImportKey] { path.components.map(ImportKey.init) }
+        self.mapping = mapping
+        self.ordinal = ordinal
+        attributeKeys = mapping.attributes.map { keys($0.keyPath) }
+        identityKeys = mapping.identity.map { keys($0.keyPath) }
+        relationshipKeys = mapping.relationships.map { keys($0.keyPath) }
+        foreignKeys = mapping.relationships.map { ImportKey($0.foreignKey) }
+        destinations = mapping.relationships.map { index[$0.relationship.destination] }
+    }
+}
+
 /// The mutable state of one import: slots for every object touched, the identity map, pending
 /// links and the result. Lives inside one store transaction.
-final class ImportSession {
+final class ImportSession<V: ImportValue> {
     private let importer: Importer
     private let writer: any StoreWriter
+    private let plans: [EntityPlan]
 
     /// One slot per distinct object touched by the import.
     private struct Slot {
-        let entity: EntityMapping
+        /// The entity's ordinal.
+        let entity: Int
         var id: ObjectID?
         /// Values as stored, by attribute position (nil for an object created by this import, until
         /// it is inserted).
@@ -187,6 +249,8 @@ final class ImportSession {
     private struct PendingLink {
         let slot: Int
         let relationship: RelationshipMapping
+        /// The destination entity's ordinal.
+        let destination: Int
         var targets: [LinkTarget]
         /// An id list (foreign keys) rather than nested objects: unknown ids are ignored.
         let byReference: Bool
@@ -195,8 +259,8 @@ final class ImportSession {
     // Per batch: slots, the identity map and pending links start empty for every batch, so memory
     // is bounded by the batch, not the payload. Later batches find earlier ones in the store.
     private var slots: [Slot] = []
-    /// entity -> identity -> slot
-    private var identityMap: [String: [IdentityKey: Int]] = [:]
+    /// entity ordinal -> identity -> slot
+    private var identityMap: [[IdentityKey: Int]]
     private var batchSlots: [Int] = []
     private var topLevelSlots: [Int] = []
     private var links: [PendingLink] = []
@@ -205,8 +269,11 @@ final class ImportSession {
 
     // Across batches: what the result reports. One small entry per object touched: its status in
     // the low bits, and whether it is already listed as a top-level object.
-    private static let unchanged: UInt8 = 0, updated: UInt8 = 1, inserted: UInt8 = 2, statusMask: UInt8 = 3
-    private static let listedAtTopLevel: UInt8 = 0x80
+    private static var unchanged: UInt8 { 0 }
+    private static var updated: UInt8 { 1 }
+    private static var inserted: UInt8 { 2 }
+    private static var statusMask: UInt8 { 3 }
+    private static var listedAtTopLevel: UInt8 { 0x80 }
     private var status: [ObjectID: UInt8] = [:]
     private var order: [ObjectID] = []
     private var topLevel: [ObjectID] = []
@@ -214,49 +281,51 @@ final class ImportSession {
 
     private struct LinkKey: Hashable {
         let slot: Int
-        let relationship: String
+        /// The relationship's position in its entity's mapping.
+        let relationship: Int
     }
 
     init(importer: Importer, writer: any StoreWriter) {
         self.importer = importer
         self.writer = writer
+        self.plans = importer.plans
+        self.identityMap = Array(repeating: [:], count: importer.plans.count)
     }
 
     // MARK: Batches
 
-    func importBatch(_ elements: ArraySlice<JSON>, entity: EntityMapping, base: [JSONPath.Component], indexed: Bool, offset: Int) throws {
+    func importBatch(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws {
         // 1. collect
-        var wanted: [String: Set<IdentityKey>] = [:]
+        var wanted: [Set<IdentityKey>] = Array(repeating: [], count: plans.count)
         for (i, element) in elements.enumerated() {
-            if case .object(let members) = element {
-                collect(members, entity, into: &wanted)
+            if element.isObject {
+                collect(element, entity, into: &wanted)
             } else if !element.isNull {
                 path = base + (indexed ? [.index(offset + i)] : [])
                 throw ImportError(path: JSONPath(path), entity: entity.name, message: "expected an object, found \(element.typeName)")
             }
         }
-        // 2. resolve: one lookup per entity
+        // 2. resolve: one lookup per entity (in name order)
         slots = []
-        identityMap = [:]
+        identityMap = Array(repeating: [:], count: plans.count)
         batchSlots = []
         topLevelSlots = []
-        for entityName in wanted.keys.sorted() {
-            guard let entityMapping = importer.mapping[entityName] else { continue }
-            let found = try writer.objects(entityName, identities: Array(wanted[entityName]!))
+        for plan in plans where !wanted[plan.ordinal].isEmpty {
+            let found = try writer.objects(plan.name, identities: Array(wanted[plan.ordinal]))
             var map: [IdentityKey: Int] = [:]
             map.reserveCapacity(found.count)
             for (key, object) in found {
-                let values = entityMapping.attributes.map { object.values[$0.name] }
-                slots.append(Slot(entity: entityMapping, id: object.id, stored: values, values: values))
+                let values = plan.mapping.attributes.map { object.values[$0.name] }
+                slots.append(Slot(entity: plan.ordinal, id: object.id, stored: values, values: values))
                 map[key] = slots.count - 1
             }
-            identityMap[entityName] = map
+            identityMap[plan.ordinal] = map
         }
         // 3. apply
         for (i, element) in elements.enumerated() {
-            guard case .object(let members) = element else { continue }  // null entries are ignored
+            guard element.isObject else { continue }  // null entries are ignored
             path = base + (indexed ? [.index(offset + i)] : [])
-            if let slot = try apply(members, entity) { topLevelSlots.append(slot) }
+            if let slot = try apply(element, entity) { topLevelSlots.append(slot) }
         }
         // 4. write
         try writeBatch()
@@ -265,8 +334,9 @@ final class ImportSession {
 
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.
     private func recordBatch() {
-        var seen = Set<Int>()
-        for slot in batchSlots where seen.insert(slot).inserted {
+        var seen = [Bool](repeating: false, count: slots.count)
+        for slot in batchSlots where !seen[slot] {
+            seen[slot] = true
             guard let id = slots[slot].id else { continue }
             let now = slots[slot].inserted ? Self.inserted
                 : (slots[slot].attributesChanged || slots[slot].linksChanged) ? Self.updated : Self.unchanged
@@ -283,32 +353,34 @@ final class ImportSession {
             topLevel.append(id)
         }
         slots = []
-        identityMap = [:]
+        identityMap = Array(repeating: [:], count: plans.count)
         batchSlots = []
         topLevelSlots = []
     }
 
-    private func collect(_ members: [String: JSON], _ entity: EntityMapping, into wanted: inout [String: Set<IdentityKey>]) {
-        if let key = identityKey(members, entity) { wanted[entity.name, default: []].insert(key) }
-        for relationship in entity.relationships {
-            guard let destination = importer.mapping[relationship.relationship.destination] else { continue }
-            if let nested = lookup(members, relationship.keyPath) {
-                switch nested {
-                case .object(let child): collect(child, destination, into: &wanted)
-                case .array(let elements):
-                    for element in elements {
-                        if case .object(let child) = element {
-                            collect(child, destination, into: &wanted)
+    private func collect(_ members: V, _ entity: EntityPlan, into wanted: inout [Set<IdentityKey>]) {
+        if let key = identityKey(members, entity) { wanted[entity.ordinal].insert(key) }
+        for (r, relationship) in entity.mapping.relationships.enumerated() {
+            _ = relationship
+            guard let d = entity.destinations[r] else { continue }
+            let destination = plans[d]
+            if let nested = lookup(members, entity.relationshipKeys[r]) {
+                if nested.isObject {
+                    collect(nested, destination, into: &wanted)
+                } else if nested.isArray {
+                    for element in nested.elements {
+                        if element.isObject {
+                            collect(element, destination, into: &wanted)
                         } else if let key = referenceKey(element, destination) {
-                            wanted[destination.name, default: []].insert(key)
+                            wanted[d].insert(key)
                         }
                     }
-                default:
-                    if let key = referenceKey(nested, destination) { wanted[destination.name, default: []].insert(key) }
+                } else if let key = referenceKey(nested, destination) {
+                    wanted[d].insert(key)
                 }
-            } else if let reference = members[relationship.foreignKey] {
-                for element in reference.arrayValue ?? [reference] {
-                    if let key = referenceKey(element, destination) { wanted[destination.name, default: []].insert(key) }
+            } else if let reference = members.member(entity.foreignKeys[r]) {
+                for element in reference.isArray ? reference.elements : [reference] {
+                    if let key = referenceKey(element, destination) { wanted[d].insert(key) }
                 }
             }
         }
@@ -317,34 +389,35 @@ final class ImportSession {
     // MARK: Apply
 
     /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
-    private func apply(_ members: [String: JSON], _ entity: EntityMapping) throws -> Int? {
+    private func apply(_ members: V, _ plan: EntityPlan) throws -> Int? {
+        let entity = plan.mapping
         let slot: Int
         if entity.identity.isEmpty {
-            slots.append(Slot(entity: entity, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
+            slots.append(Slot(entity: plan.ordinal, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
             slot = slots.count - 1
         } else {
-            guard let key = identityKey(members, entity) else {
+            guard let key = identityKey(members, plan) else {
                 let attribute = entity.identity.count == 1 ? entity.identity[0] : nil
                 if let attribute { path.append(contentsOf: attribute.keyPath.components.map { .key($0) }) }
                 let missing = entity.identity.map { "'\($0.keyPath)'" }.joined(separator: ", ")
-                try report(entity, attribute?.name, .missingIdentity, .objectSkipped,
+                try report(plan, attribute?.name, .missingIdentity, .objectSkipped,
                            "the object has no usable identity (\(missing) missing, null or not convertible)")
                 if let attribute { path.removeLast(attribute.keyPath.components.count) }
                 return nil
             }
-            if let existing = identityMap[entity.name]?[key] {
+            if let existing = identityMap[plan.ordinal][key] {
                 slot = existing
             } else {
-                slots.append(Slot(entity: entity, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
+                slots.append(Slot(entity: plan.ordinal, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
                 slot = slots.count - 1
-                identityMap[entity.name, default: [:]][key] = slot
+                identityMap[plan.ordinal][key] = slot
             }
         }
         batchSlots.append(slot)
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
         for (position, attribute) in entity.attributes.enumerated() {
-            guard let json = lookup(members, attribute.keyPath) else { continue }
+            guard let json = lookup(members, plan.attributeKeys[position]) else { continue }
             if json.isNull {
                 if slots[slot].values[position] != nil {
                     slots[slot].values[position] = nil
@@ -361,62 +434,61 @@ final class ImportSession {
             case .failure(let rejection):
                 path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
                 defer { path.removeLast(attribute.keyPath.components.count) }
-                try report(entity, attribute.name, rejection.problem, .valueSkipped, rejection.message)
+                try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
             }
         }
 
         // Relationships: nested objects first, then id references.
-        for relationship in entity.relationships {
-            guard let destination = importer.mapping[relationship.relationship.destination] else { continue }
-            if let nested = lookup(members, relationship.keyPath) {
+        for (r, relationship) in entity.relationships.enumerated() {
+            guard let d = plan.destinations[r] else { continue }
+            let destination = plans[d]
+            if let nested = lookup(members, plan.relationshipKeys[r]) {
                 path.append(contentsOf: relationship.keyPath.components.map { .key($0) })
                 defer { path.removeLast(relationship.keyPath.components.count) }
-                try applyNested(nested, slot: slot, relationship, destination, entity)
-            } else if let reference = members[relationship.foreignKey] {
+                try applyNested(nested, slot: slot, relationship, r, destination, plan)
+            } else if let reference = members.member(plan.foreignKeys[r]) {
                 path.append(.key(relationship.foreignKey))
                 defer { path.removeLast() }
-                try applyReference(reference, slot: slot, relationship, destination, entity)
+                try applyReference(reference, slot: slot, relationship, r, destination, plan)
             }
         }
         return slot
     }
 
     private func applyNested(
-        _ nested: JSON, slot: Int, _ relationship: RelationshipMapping, _ destination: EntityMapping, _ entity: EntityMapping
+        _ nested: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
-        switch nested {
-        case .null:
-            setLink(slot, relationship, [], byReference: false)
-        case .object(let child) where !toMany:
-            if let childSlot = try apply(child, destination) {
-                setLink(slot, relationship, [.slot(childSlot)], byReference: false)
+        if nested.isNull {
+            setLink(slot, relationship, position, destination, [], byReference: false)
+        } else if nested.isObject && !toMany {
+            if let childSlot = try apply(nested, destination) {
+                setLink(slot, relationship, position, destination, [.slot(childSlot)], byReference: false)
             }
-        case .array(let elements) where toMany:
+        } else if nested.isArray && toMany {
             var targets: [LinkTarget] = []
             var byReference = false
-            for (i, element) in elements.enumerated() {
+            for (i, element) in nested.elements.enumerated() {
                 path.append(.index(i))
                 defer { path.removeLast() }
-                switch element {
-                case .null:
+                if element.isNull {
                     continue
-                case .object(let child):
-                    if let childSlot = try apply(child, destination) { targets.append(.slot(childSlot)) }
-                default:
+                } else if element.isObject {
+                    if let childSlot = try apply(element, destination) { targets.append(.slot(childSlot)) }
+                } else {
                     if let key = referenceKey(element, destination) {
                         targets.append(.identity(key))
                         byReference = true
                     } else {
                         try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
-                                   "expected an object or an id of \(destination.name), found \(element.typeName) \(element)")
+                                   "expected an object or an id of \(destination.name), found \(element.typeName) \(element.materialize())")
                     }
                 }
             }
-            setLink(slot, relationship, targets, byReference: byReference)
-        default:
+            setLink(slot, relationship, position, destination, targets, byReference: byReference)
+        } else {
             if let key = referenceKey(nested, destination), !toMany {
-                setLink(slot, relationship, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of \(destination.name) objects" : "a \(destination.name) object"), found \(nested.typeName)")
@@ -425,28 +497,27 @@ final class ImportSession {
     }
 
     private func applyReference(
-        _ reference: JSON, slot: Int, _ relationship: RelationshipMapping, _ destination: EntityMapping, _ entity: EntityMapping
+        _ reference: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
-        switch reference {
-        case .null:
-            setLink(slot, relationship, [], byReference: false)
-        case .array(let elements) where toMany:
+        if reference.isNull {
+            setLink(slot, relationship, position, destination, [], byReference: false)
+        } else if reference.isArray && toMany {
             var keys: [LinkTarget] = []
-            for (i, element) in elements.enumerated() where !element.isNull {
+            for (i, element) in reference.elements.enumerated() where !element.isNull {
                 if let key = referenceKey(element, destination) {
                     keys.append(.identity(key))
                 } else {
                     path.append(.index(i))
                     defer { path.removeLast() }
                     try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
-                               "expected an id of \(destination.name), found \(element.typeName) \(element)")
+                               "expected an id of \(destination.name), found \(element.typeName) \(element.materialize())")
                 }
             }
-            setLink(slot, relationship, keys, byReference: !keys.isEmpty)
-        default:
+            setLink(slot, relationship, position, destination, keys, byReference: !keys.isEmpty)
+        } else {
             if !toMany, let key = referenceKey(reference, destination) {
-                setLink(slot, relationship, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of ids" : "an id") of \(destination.name), found \(reference.typeName)")
@@ -454,9 +525,9 @@ final class ImportSession {
         }
     }
 
-    private func setLink(_ slot: Int, _ relationship: RelationshipMapping, _ targets: [LinkTarget], byReference: Bool) {
-        let key = LinkKey(slot: slot, relationship: relationship.name)
-        let link = PendingLink(slot: slot, relationship: relationship, targets: targets, byReference: byReference)
+    private func setLink(_ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: [LinkTarget], byReference: Bool) {
+        let key = LinkKey(slot: slot, relationship: position)
+        let link = PendingLink(slot: slot, relationship: relationship, destination: destination.ordinal, targets: targets, byReference: byReference)
         if let index = linkIndex[key] {
             links[index] = link
         } else {
@@ -464,14 +535,14 @@ final class ImportSession {
             links.append(link)
         }
     }
-
     // MARK: Write
 
     private func writeBatch() throws {
         // Inserts and attribute updates, once per object.
-        var seen = Set<Int>()
-        for slot in batchSlots where seen.insert(slot).inserted {
-            let attributes = slots[slot].entity.attributes
+        var seen = [Bool](repeating: false, count: slots.count)
+        for slot in batchSlots where !seen[slot] {
+            seen[slot] = true
+            let attributes = plans[slots[slot].entity].mapping.attributes
             if let stored = slots[slot].stored {
                 guard slots[slot].dirty else { continue }
                 slots[slot].dirty = false
@@ -494,7 +565,7 @@ final class ImportSession {
                 for (position, value) in slots[slot].values.enumerated() {
                     if let value { values[attributes[position].name] = value }
                 }
-                let object = try writer.insert(slots[slot].entity.name, values: values)
+                let object = try writer.insert(plans[slots[slot].entity].name, values: values)
                 slots[slot].id = object.id
                 slots[slot].stored = slots[slot].values
                 slots[slot].inserted = true
@@ -505,13 +576,12 @@ final class ImportSession {
         // those that differ.
         var resolved: [(PendingLink, [ObjectID])] = []
         for link in links {
-            let destination = link.relationship.relationship.destination
             var ids: [ObjectID] = []
             for target in link.targets {
                 switch target {
                 case .slot(let s): if let id = slots[s].id { ids.append(id) }
                 case .identity(let key):
-                    if let s = identityMap[destination]?[key], let id = slots[s].id { ids.append(id) }
+                    if let s = identityMap[link.destination][key], let id = slots[s].id { ids.append(id) }
                 }
             }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
@@ -569,7 +639,7 @@ final class ImportSession {
     // MARK: Helpers
 
     private func report(
-        _ entity: EntityMapping, _ attribute: String?, _ problem: ImportDiagnostic.Problem, _ action: ImportDiagnostic.Action,
+        _ entity: EntityPlan, _ attribute: String?, _ problem: ImportDiagnostic.Problem, _ action: ImportDiagnostic.Action,
         _ message: String
     ) throws {
         let diagnostic = ImportDiagnostic(
@@ -578,35 +648,36 @@ final class ImportSession {
         diagnostics.append(diagnostic)
     }
 
-    private func lookup(_ members: [String: JSON], _ keyPath: JSONKeyPath) -> JSON? {
-        let components = keyPath.components
-        if components.count == 1 { return members[components[0]] }
-        var current: [String: JSON] = members
-        for (i, component) in components.enumerated() {
-            guard let next = current[component] else { return nil }
-            if i == components.count - 1 { return next }
-            switch next {
-            case .object(let inner): current = inner
-            case .null: return .null
-            default: return nil
+    private func lookup(_ members: V, _ keys: [ImportKey]) -> V? {
+        if keys.count == 1 { return members.member(keys[0]) }
+        var current = members
+        for (i, key) in keys.enumerated() {
+            guard let next = current.member(key) else { return nil }
+            if i == keys.count - 1 { return next }
+            if next.isObject {
+                current = next
+            } else if next.isNull {
+                return next
+            } else {
+                return nil
             }
         }
         return nil
     }
 
-    private func identityKey(_ members: [String: JSON], _ entity: EntityMapping) -> IdentityKey? {
-        guard !entity.identity.isEmpty else { return nil }
-        if entity.identity.count == 1 {
-            let attribute = entity.identity[0]
-            guard let json = lookup(members, attribute.keyPath),
-                let value = importer.identity.identityValue(from: json, for: attribute.attribute)
+    private func identityKey(_ members: V, _ plan: EntityPlan) -> IdentityKey? {
+        let identity = plan.mapping.identity
+        guard !identity.isEmpty else { return nil }
+        if identity.count == 1 {
+            guard let json = lookup(members, plan.identityKeys[0]),
+                let value = importer.identity.identityValue(from: json.materialize(), for: identity[0].attribute)
             else { return nil }
             return IdentityKey(value)
         }
         var values: [Value] = []
-        for attribute in entity.identity {
-            guard let json = lookup(members, attribute.keyPath),
-                let value = importer.identity.identityValue(from: json, for: attribute.attribute)
+        for (k, attribute) in identity.enumerated() {
+            guard let json = lookup(members, plan.identityKeys[k]),
+                let value = importer.identity.identityValue(from: json.materialize(), for: attribute.attribute)
             else { return nil }
             values.append(value)
         }
@@ -614,12 +685,8 @@ final class ImportSession {
     }
 
     /// The identity a scalar id names in `destination` (single-attribute identities only).
-    private func referenceKey(_ json: JSON, _ destination: EntityMapping) -> IdentityKey? {
-        guard destination.identity.count == 1 else { return nil }
-        switch json {
-        case .object, .array, .null: return nil
-        default:
-            return importer.identity.identityValue(from: json, for: destination.identity[0].attribute).map(IdentityKey.init)
-        }
+    private func referenceKey(_ json: V, _ destination: EntityPlan) -> IdentityKey? {
+        guard destination.mapping.identity.count == 1, !json.isObject, !json.isArray, !json.isNull else { return nil }
+        return importer.identity.identityValue(from: json.materialize(), for: destination.mapping.identity[0].attribute).map(IdentityKey.init)
     }
 }

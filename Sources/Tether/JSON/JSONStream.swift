@@ -17,6 +17,21 @@ public struct JSONStream: Sendable {
     /// Calls `body` with each top-level array element (and its index), or once with the whole
     /// document (index nil) when it is not an array.
     public func forEachElement(_ body: (JSON, Int?) throws -> Void) throws {
+        try forEachElementBytes { bytes, offset, index in
+            let json: JSON
+            do throws(JSONParseError) {
+                json = try JSONParser.parse(bytes: bytes)
+            } catch {
+                throw JSONParseError(offset: offset + error.offset, message: error.message)
+            }
+            try body(json, index)
+        }
+    }
+
+    /// Calls `body` with the bytes of each top-level array element (not yet checked), their
+    /// offset in the file and the element's index, or once with the whole document (index nil)
+    /// when it is not an array. The bytes are valid only inside `body`.
+    func forEachElementBytes(_ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
         }
@@ -53,13 +68,12 @@ public struct JSONStream: Sendable {
         }
 
         /// Emits every complete element in the buffer; returns true when the document is done.
-        mutating func drain(atEnd: Bool, _ body: (JSON, Int?) throws -> Void) throws -> Bool {
+        mutating func drain(atEnd: Bool, _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws -> Bool {
             defer { compact() }
             while true {
                 if phase == .whole {
                     guard atEnd else { return false }
-                    let json = try parse(0, buffer.count)
-                    try body(json, nil)
+                    try emit(0, buffer.count, nil, body)
                     phase = .done
                     return true
                 }
@@ -107,8 +121,7 @@ public struct JSONStream: Sendable {
                     if atEnd { throw error(buffer.count, "unexpected end of input inside an array element") }
                     return false
                 }
-                let json = try parse(elementStart!, end)
-                try body(json, index)
+                try emit(elementStart!, end, index, body)
                 index += 1
                 elementStart = nil
                 position = end
@@ -161,13 +174,9 @@ public struct JSONStream: Sendable {
             }
         }
 
-        func parse(_ start: Int, _ end: Int) throws -> JSON {
-            do {
-                return try buffer.withUnsafeBufferPointer { b in
-                    try JSONParser.parse(bytes: UnsafeBufferPointer(rebasing: b[start..<end]))
-                }
-            } catch let error as JSONParseError {
-                throw JSONParseError(offset: dropped + start + error.offset, message: error.message)
+        func emit(_ start: Int, _ end: Int, _ index: Int?, _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws {
+            try buffer.withUnsafeBufferPointer { b in
+                try body(UnsafeBufferPointer(rebasing: b[start..<end]), dropped + start, index)
             }
         }
 

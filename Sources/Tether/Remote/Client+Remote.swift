@@ -113,7 +113,7 @@ extension Client {
         let (items, pages) = try await fetchPages(url, entity: entity)
         let importer = try Importer(client: self, options: importOptions)
         return try await store.write { writer in
-            let result = try importer.run([(entity, .array(items))], in: writer)
+            let result = try importer.run([(entity, JSON.array(items))], in: writer)
             return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
         }
     }
@@ -130,7 +130,7 @@ extension Client {
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let result = try importer.run([(declared.destination, .array(items))], in: writer)
+            let result = try importer.run([(declared.destination, JSON.array(items))], in: writer)
             let targets = declared.isToMany ? result.objects : Array(result.objects.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
             return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
