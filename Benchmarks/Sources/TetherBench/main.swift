@@ -3,6 +3,9 @@ import Tether
 
 // tether-bench: Tether's import against the hand-written JSONDecoder + SQLite baseline of issue 6.
 
+/// The default batch size of the streaming rows (declared before `usage`, which prints it).
+let defaultBatch = 10_000
+
 let usage = """
     usage: tether-bench [--sizes 1000,10000,100000] [--runs 3] [--seed 42] [--batch 10000] [--input FILE]
                         [--only GROUPS] [--smoke] [--write FILE]
@@ -22,7 +25,6 @@ let usage = """
     Each row runs in its own child process, so its peak RSS is its own.
     """
 
-let defaultBatch = 10_000
 let largeSize = 100_000
 
 struct Options {
