@@ -109,9 +109,9 @@ struct TapeValue {
         let e = entries[index]
         guard e.kind == .string else { return nil }
         if !e.escaped { return String(decoding: span, as: UTF8.self) }
-        // Validated already: the parser decodes the escapes.
+        // Validated already: decode the escapes.
         let quoted = UnsafeBufferPointer(start: bytes + Int(e.start) - 1, count: Int(e.length) + 2)
-        return (try? JSONParser.parse(bytes: quoted))?.stringValue ?? ""
+        return TapeParser.decodeEscapedString(quoted)
     }
 
     /// The value of an integer literal (kind `.int`, known to fit in `Int64`).
@@ -244,6 +244,19 @@ private struct TapeParser {
         self.end = buffer.count
         self.offset = offset
         self.entries = entries
+    }
+
+    /// The text of a validated, quoted string literal that contains escapes.
+    static func decodeEscapedString(_ quoted: UnsafeBufferPointer<UInt8>) -> String {
+        var parser = TapeParser(quoted, offset: 0, entries: [])
+        var firstEscape = 1
+        while firstEscape < quoted.count, quoted[firstEscape] != ASCII.backslash { firstEscape += 1 }
+        do throws(JSONParseError) {
+            try parser.parseEscapedString(contentStart: 1, firstEscape: firstEscape)
+        } catch {
+            return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
+        }
+        return String(decoding: parser.scratch, as: UTF8.self)
     }
 
     mutating func parseDocument() throws(JSONParseError) {
