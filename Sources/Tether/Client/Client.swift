@@ -26,9 +26,13 @@ public final class Client: Sendable {
     /// Request hooks, resource URLs and paging.
     public let remote: RemoteConfiguration
 
+    /// The mapping prepared for the import engine, once per client.
+    let importPlans: (plans: [EntityPlan], index: [String: Int])
+
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema
         self.mapping = mapping
+        self.importPlans = EntityPlan.plans(for: mapping)
         self.naming = builder.naming
         self.identityStrategy = builder.identity
         self.store = builder.store

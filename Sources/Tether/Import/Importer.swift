@@ -26,11 +26,7 @@ struct Importer: Sendable {
         dateDecoding = client.dateDecoding
         transformers = client.transformers
         self.options = options
-        let names = client.mapping.entities.keys.sorted()
-        var index: [String: Int] = [:]
-        for (ordinal, name) in names.enumerated() { index[name] = ordinal }
-        planIndex = index
-        plans = names.enumerated().map { ordinal, name in EntityPlan(client.mapping[name]!, ordinal: ordinal, index: index) }
+        (plans, planIndex) = (client.importPlans.plans, client.importPlans.index)
     }
 
     func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
@@ -204,6 +200,15 @@ final class EntityPlan: Sendable {
     let destinations: [Int?]
 
     var name: String { mapping.name }
+
+    /// The plans of every entity of `mapping`, by ordinal (entity names sorted), and the ordinal of
+    /// each name. Computed once, when the client is built.
+    static func plans(for mapping: Mapping) -> (plans: [EntityPlan], index: [String: Int]) {
+        let names = mapping.entities.keys.sorted()
+        var index: [String: Int] = [:]
+        for (ordinal, name) in names.enumerated() { index[name] = ordinal }
+        return (names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index) }, index)
+    }
 
     init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int]) {
         func keys(_ path: JSONKeyPath) -> [ImportKey] { path.components.map(ImportKey.init) }
