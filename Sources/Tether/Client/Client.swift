@@ -27,7 +27,7 @@ public final class Client: Sendable {
     public let remote: RemoteConfiguration
 
     /// The mapping prepared for the import engine, once per client.
-    let importPlans: (plans: [EntityPlan], index: [String: Int])
+    let importPlans: ImportPlans
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema

@@ -19,6 +19,7 @@ struct Importer: Sendable {
     /// Every entity of the mapping, prepared for the import, by ordinal (entity names sorted).
     let plans: [EntityPlan]
     let planIndex: [String: Int]
+    let insertOrder: [Int]
 
     init(client: Client, options: ImportOptions) throws {
         mapping = client.mapping
@@ -26,7 +27,7 @@ struct Importer: Sendable {
         dateDecoding = client.dateDecoding
         transformers = client.transformers
         self.options = options
-        (plans, planIndex) = (client.importPlans.plans, client.importPlans.index)
+        (plans, planIndex, insertOrder) = (client.importPlans.plans, client.importPlans.index, client.importPlans.insertOrder)
     }
 
     func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
@@ -201,13 +202,32 @@ final class EntityPlan: Sendable {
 
     var name: String { mapping.name }
 
-    /// The plans of every entity of `mapping`, by ordinal (entity names sorted), and the ordinal of
-    /// each name. Computed once, when the client is built.
-    static func plans(for mapping: Mapping) -> (plans: [EntityPlan], index: [String: Int]) {
+    /// Names of the mapped attributes, by position (the columns of inserts and lookups).
+    let attributeNames: [String]
+    /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
+    let toOne: [Int]
+
+    /// The plans of every entity of `mapping`, by ordinal (entity names sorted). Computed once,
+    /// when the client is built.
+    static func plans(for mapping: Mapping) -> ImportPlans {
         let names = mapping.entities.keys.sorted()
         var index: [String: Int] = [:]
         for (ordinal, name) in names.enumerated() { index[name] = ordinal }
-        return (names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index) }, index)
+        let plans = names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index) }
+        // Insert order: the destinations of to-one relationships before their sources, so that a
+        // new object's to-one targets have ids when it is inserted (a cycle is broken anywhere;
+        // its links are then set after the inserts).
+        var order: [Int] = []
+        var state = [UInt8](repeating: 0, count: plans.count)  // 0 new, 1 visiting, 2 done
+        func visit(_ ordinal: Int) {
+            guard state[ordinal] == 0 else { return }
+            state[ordinal] = 1
+            for r in plans[ordinal].toOne { if let d = plans[ordinal].destinations[r] { visit(d) } }
+            state[ordinal] = 2
+            order.append(ordinal)
+        }
+        for ordinal in plans.indices { visit(ordinal) }
+        return ImportPlans(plans: plans, index: index, insertOrder: order)
     }
 
     init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int]) {
@@ -218,8 +238,20 @@ final class EntityPlan: Sendable {
         identityKeys = mapping.identity.map { keys($0.keyPath) }
         relationshipKeys = mapping.relationships.map { keys($0.keyPath) }
         foreignKeys = mapping.relationships.map { ImportKey($0.foreignKey) }
-        destinations = mapping.relationships.map { index[$0.relationship.destination] }
+        let destinations = mapping.relationships.map { index[$0.relationship.destination] }
+        self.destinations = destinations
+        attributeNames = mapping.attributes.map(\.name)
+        toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
     }
+}
+
+/// Every entity's ``EntityPlan``, computed once per client.
+struct ImportPlans: Sendable {
+    /// By ordinal (entity names sorted).
+    let plans: [EntityPlan]
+    let index: [String: Int]
+    /// Ordinals in the order new objects are inserted: to-one destinations first.
+    let insertOrder: [Int]
 }
 
 /// The mutable state of one import: slots for every object touched, the identity map, pending
@@ -316,12 +348,13 @@ final class ImportSession<V: ImportValue> {
         batchSlots = []
         topLevelSlots = []
         for plan in plans where !wanted[plan.ordinal].isEmpty {
-            let found = try writer.objects(plan.name, identities: Array(wanted[plan.ordinal]))
+            let keys = Array(wanted[plan.ordinal])
+            let found = try writer.find(plan.name, identities: keys, attributes: plan.attributeNames)
             var map: [IdentityKey: Int] = [:]
-            map.reserveCapacity(found.count)
-            for (key, object) in found {
-                let values = plan.mapping.attributes.map { object.values[$0.name] }
-                slots.append(Slot(entity: plan.ordinal, id: object.id, stored: values, values: values))
+            map.reserveCapacity(keys.count)
+            for (key, row) in zip(keys, found) {
+                guard let row else { continue }
+                slots.append(Slot(entity: plan.ordinal, id: row.id, stored: row.values, values: row.values))
                 map[key] = slots.count - 1
             }
             identityMap[plan.ordinal] = map
@@ -543,52 +576,85 @@ final class ImportSession<V: ImportValue> {
     // MARK: Write
 
     private func writeBatch() throws {
-        // Inserts and attribute updates, once per object.
+        // Attribute updates of stored objects, once per object, in first-touch order; new objects
+        // are gathered by entity.
         var seen = [Bool](repeating: false, count: slots.count)
+        var newSlots = [[Int]](repeating: [], count: plans.count)
         for slot in batchSlots where !seen[slot] {
             seen[slot] = true
+            guard let stored = slots[slot].stored else {
+                newSlots[slots[slot].entity].append(slot)
+                continue
+            }
+            guard slots[slot].dirty else { continue }
+            slots[slot].dirty = false
+            let values = slots[slot].values
+            guard values != stored else { continue }
             let attributes = plans[slots[slot].entity].mapping.attributes
-            if let stored = slots[slot].stored {
-                guard slots[slot].dirty else { continue }
-                slots[slot].dirty = false
-                let values = slots[slot].values
-                guard values != stored else { continue }
-                var setting: [String: Value] = [:]
-                var clearing = Set<String>()
-                for position in values.indices where values[position] != stored[position] {
-                    if let value = values[position] {
-                        setting[attributes[position].name] = value
-                    } else {
-                        clearing.insert(attributes[position].name)
+            var setting: [String: Value] = [:]
+            var clearing = Set<String>()
+            for position in values.indices where values[position] != stored[position] {
+                if let value = values[position] {
+                    setting[attributes[position].name] = value
+                } else {
+                    clearing.insert(attributes[position].name)
+                }
+            }
+            try writer.update(slots[slot].id!, setting: setting, clearing: clearing)
+            slots[slot].stored = values
+            slots[slot].attributesChanged = true
+        }
+
+        // Relationships (by source entity and name) that have pending links in this batch.
+        var pendingRelationships = Set<RelationshipKey>()
+        for link in links {
+            pendingRelationships.insert(RelationshipKey(entity: plans[slots[link.slot].entity].name, name: link.relationship.name))
+        }
+
+        // New objects, one batch insert per entity, to-one destinations first: a to-one link
+        // whose target already has an id is written with the row (unless the inverse side is also
+        // set in this batch: then links are applied in payload order below).
+        var linkedOnInsert = [Bool](repeating: false, count: links.count)
+        for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
+            let plan = plans[ordinal]
+            let relationships = plan.toOne.filter { r in
+                let relationship = plan.mapping.relationships[r].relationship
+                guard let inverse = relationship.inverse else { return true }
+                return !pendingRelationships.contains(RelationshipKey(entity: relationship.destination, name: inverse))
+            }
+            var batch = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
+                                    relationships: relationships.map { plan.mapping.relationships[$0].name })
+            batch.reserveCapacity(newSlots[ordinal].count)
+            var targets = [ObjectID?](repeating: nil, count: relationships.count)
+            for slot in newSlots[ordinal] {
+                for (k, r) in relationships.enumerated() {
+                    targets[k] = nil
+                    guard let index = linkIndex[LinkKey(slot: slot, relationship: r)] else { continue }
+                    let link = links[index]
+                    if link.targets.isEmpty {
+                        linkedOnInsert[index] = true  // null: a new object has no link to clear
+                    } else if let target = resolve(link.targets[0], link.destination) {
+                        targets[k] = target
+                        linkedOnInsert[index] = true
+                    } else if link.byReference {
+                        linkedOnInsert[index] = true  // an id naming nothing stored is ignored
                     }
                 }
-                try writer.update(slots[slot].id!, setting: setting, clearing: clearing)
-                slots[slot].stored = values
-                slots[slot].attributesChanged = true
-            } else {
-                var values = [String: Value](minimumCapacity: attributes.count)
-                for (position, value) in slots[slot].values.enumerated() {
-                    if let value { values[attributes[position].name] = value }
-                }
-                let object = try writer.insert(plans[slots[slot].entity].name, values: values)
-                slots[slot].id = object.id
+                batch.append(slots[slot].values, targets: targets)
+            }
+            let ids = try writer.insert(batch)
+            for (slot, id) in zip(newSlots[ordinal], ids) {
+                slots[slot].id = id
                 slots[slot].stored = slots[slot].values
                 slots[slot].inserted = true
             }
         }
 
-        // Links: resolve targets, read the current links in one call per relationship, and set
-        // those that differ.
+        // The other links: resolve targets, read the current links in one call per relationship,
+        // and set those that differ.
         var resolved: [(PendingLink, [ObjectID])] = []
-        for link in links {
-            var ids: [ObjectID] = []
-            for target in link.targets {
-                switch target {
-                case .slot(let s): if let id = slots[s].id { ids.append(id) }
-                case .identity(let key):
-                    if let s = identityMap[link.destination][key], let id = slots[s].id { ids.append(id) }
-                }
-            }
+        for (index, link) in links.enumerated() where !linkedOnInsert[index] {
+            let ids = link.targets.compactMap { resolve($0, link.destination) }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
             if link.byReference && ids.isEmpty && !link.targets.isEmpty { continue }
             resolved.append((link, ids))
@@ -619,6 +685,15 @@ final class ImportSession<V: ImportValue> {
             if same && !inverseAlsoSet { continue }
             try writer.setRelated(relationship.name, of: source, to: ids)
             if !same { slots[link.slot].linksChanged = true }
+        }
+    }
+
+    /// The id of a link target, if it has one (stored, or inserted already).
+    @inline(__always)
+    private func resolve(_ target: LinkTarget, _ destination: Int) -> ObjectID? {
+        switch target {
+        case .slot(let s): return slots[s].id
+        case .identity(let key): return identityMap[destination][key].flatMap { slots[$0].id }
         }
     }
 

@@ -49,6 +49,10 @@ public protocol StoreReader {
     /// Batched relationship read: for each of `ids` that has links, the related objects, in order
     /// for an ordered to-many relationship. Objects without links are absent from the result.
     func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]]
+    /// Batched find-by-identity by position (the import's lookup): for each of `identities`, in
+    /// order, the stored object's id and its values of `attributes`, or nil. Has a default
+    /// implementation over ``objects(_:identities:)``.
+    func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?]
 }
 
 /// Writing inside ``Store/write(_:)``.
@@ -64,6 +68,10 @@ public protocol StoreWriter: StoreReader {
     /// Replaces the objects `id` is linked to through `relationship` (an empty array unlinks
     /// everything), keeping the inverse consistent.
     func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws
+    /// Inserts new objects of one entity with their to-one links (the import's write path); returns
+    /// the new ids in row order. Has a default implementation over ``insert(_:values:)`` and
+    /// ``setRelated(_:of:to:)``, which defines its effect.
+    func insert(_ batch: InsertBatch) throws -> [ObjectID]
 }
 
 extension StoreReader {

@@ -1,0 +1,109 @@
+/// New objects of one entity, inserted together by ``StoreWriter/insert(_:)``: the
+/// import's write path.
+///
+/// Values are given by position, in the order of ``attributes``, and kept in one flat buffer: a
+/// batch of 10,000 rows is two allocations, not 10,000 dictionaries. Each row may also name the
+/// target of each of ``relationships`` (to-one relationships of the entity), so that a store that
+/// keeps a to-one link as a column writes it with the row.
+///
+/// ```swift
+/// var batch = InsertBatch(entity: "Repository", attributes: ["id", "name"], relationships: ["owner"])
+/// batch.append([.int(1), .string("tether")], targets: [owner])
+/// let ids = try writer.insert(batch)   // one id per row, in order
+/// ```
+public struct InsertBatch: Sendable {
+    public let entity: String
+    /// The attributes each row gives values for, in order.
+    public let attributes: [String]
+    /// To-one relationships of ``entity`` that each row links on insert (a nil target: no link).
+    public let relationships: [String]
+    /// The number of rows.
+    public private(set) var count = 0
+    private var values: [Value?] = []
+    private var targets: [ObjectID?] = []
+
+    public init(entity: String, attributes: [String], relationships: [String] = []) {
+        self.entity = entity
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    /// Reserves room for `rows` rows.
+    public mutating func reserveCapacity(_ rows: Int) {
+        values.reserveCapacity(rows * attributes.count)
+        targets.reserveCapacity(rows * relationships.count)
+    }
+
+    /// Appends a row: one value (nil: unset) per attribute and one target per relationship, in order.
+    public mutating func append(_ values: some Collection<Value?>, targets: some Collection<ObjectID?> = [ObjectID?]()) {
+        precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
+        precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
+        self.values.append(contentsOf: values)
+        self.targets.append(contentsOf: targets)
+        count += 1
+    }
+
+    /// The value of attribute number `attribute` in row `row`.
+    @inline(__always)
+    public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
+
+    /// The target of relationship number `relationship` in row `row`.
+    @inline(__always)
+    public func target(row: Int, relationship: Int) -> ObjectID? { targets[row * relationships.count + relationship] }
+
+    /// Row `row`'s set values by attribute name, as ``StoreWriter/insert(_:values:)`` takes them.
+    public func values(row: Int) -> [String: Value] {
+        var result = [String: Value](minimumCapacity: attributes.count)
+        for (i, name) in attributes.enumerated() {
+            if let value = value(row: row, attribute: i) { result[name] = value }
+        }
+        return result
+    }
+}
+
+/// One stored object found by identity: its id and the values of the attributes asked for, by
+/// position (nil: unset). What ``StoreReader/find(_:identities:attributes:)`` returns.
+public struct StoredRow: Sendable, Hashable {
+    public var id: ObjectID
+    public var values: [Value?]
+
+    public init(id: ObjectID, values: [Value?]) {
+        self.id = id
+        self.values = values
+    }
+}
+
+extension StoreReader {
+    /// Batched find-by-identity by position: for each of `identities`, in order, the stored
+    /// object's id and its values of `attributes`, or nil when there is none.
+    ///
+    /// This default asks ``objects(_:identities:)``; a store overrides it to skip building an
+    /// ``Object`` per row.
+    public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
+        let found = try objects(entity, identities: identities)
+        return identities.map { key in
+            found[key].map { object in StoredRow(id: object.id, values: attributes.map { object.values[$0] }) }
+        }
+    }
+}
+
+extension StoreWriter {
+    /// Inserts every row of `batch` and links it through the batch's relationships; returns the
+    /// new ids in row order. The effect, the checks and the errors are those of calling
+    /// ``insert(_:values:)`` and then ``setRelated(_:of:to:)`` for each row; a store may do it
+    /// faster (the SQLite store writes a to-one link as a column of the row).
+    ///
+    /// This default does exactly that, row by row.
+    public func insert(_ batch: InsertBatch) throws -> [ObjectID] {
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(batch.count)
+        for row in 0..<batch.count {
+            let id = try insert(batch.entity, values: batch.values(row: row)).id
+            for (r, relationship) in batch.relationships.enumerated() {
+                if let target = batch.target(row: row, relationship: r) { try setRelated(relationship, of: id, to: [target]) }
+            }
+            ids.append(id)
+        }
+        return ids
+    }
+}
