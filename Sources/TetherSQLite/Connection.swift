@@ -135,12 +135,76 @@ final class Connection {
         }
     }
 
+    /// A cached prepared statement, for a caller that binds and steps it itself (batch writes).
+    func prepared(_ sql: String) throws(StoreError) -> Statement {
+        Statement(handle: try statement(sql), connection: self, sql: sql)
+    }
+
     /// The result rows of a query, each decoded by `decode`.
     func query<T>(_ sql: String, _ arguments: [SQLValue], context: @autoclosure () -> String = "reading",
                   _ decode: (Row) throws -> T) throws -> [T] {
         var result: [T] = []
         try run(sql, arguments, context: context()) { result.append(try decode($0)) }
         return result
+    }
+}
+
+/// A prepared statement bound and run directly, without argument arrays: the batch write path.
+struct Statement {
+    let handle: OpaquePointer
+    let connection: Connection
+    let sql: String
+
+    @inline(__always)
+    private func check(_ rc: Int32, _ index: Int32) throws(StoreError) {
+        if rc != SQLITE_OK { throw connection.error(rc, "binding argument \(index) of \(sql)") }
+    }
+
+    func bindNull(_ index: Int32) throws(StoreError) { try check(sqlite3_bind_null(handle, index), index) }
+    func bind(_ index: Int32, _ value: Int64) throws(StoreError) { try check(sqlite3_bind_int64(handle, index, value), index) }
+
+    /// Binds an attribute value (already checked to fit `type`) as its column stores it.
+    func bind(_ index: Int32, _ value: Value, as type: AttributeType) throws(StoreError) {
+        let rc: Int32
+        // Exactly what `Codec.encode` gives, without the intermediate `SQLValue`.
+        var isTransformable: Bool { if case .transformable = type { true } else { false } }
+        switch isTransformable ? nil : value {
+        case .string(var v)?:
+            rc = v.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text in
+                    guard let base = text.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+                    return sqlite3_bind_text(handle, index, base, Int32(text.count), transient)
+                }
+            }
+        case .int(let v)?: rc = sqlite3_bind_int64(handle, index, v)
+        case .bool(let v)?: rc = sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .double(let v)?: rc = sqlite3_bind_double(handle, index, v)
+        case .date(let v)?: rc = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
+        default:
+            switch Codec.encode(value, as: type) {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
+            case .double(let v): rc = sqlite3_bind_double(handle, index, v)
+            case .text(let v): rc = sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), transient)
+            case .blob(let v):
+                rc = v.withUnsafeBytes { bytes in
+                    sqlite3_bind_blob64(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
+                }
+            }
+        }
+        try check(rc, index)
+    }
+
+    /// Runs the statement once (no result rows expected). On failure the error is built before
+    /// the statement is reset, so that `extendedErrorCode` still tells what failed.
+    func execute(_ context: @autoclosure () -> String, onError: (StoreError) throws -> Void = { throw $0 }) throws {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        var rc = sqlite3_step(handle)
+        while rc == SQLITE_ROW { rc = sqlite3_step(handle) }
+        if rc != SQLITE_DONE { try onError(connection.error(rc, context())) }
     }
 }
 

@@ -108,6 +108,61 @@ public final class SQLiteTransaction: StoreWriter {
         return found
     }
 
+    public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
+        let info = try info(entity)
+        let identity = info.identity
+        var result = [StoredRow?](repeating: nil, count: identities.count)
+        guard !identity.isEmpty, !identities.isEmpty else { return result }
+        var types: [AttributeType] = []
+        for name in attributes {
+            guard let type = info.types[name] else {
+                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            }
+            types.append(type)
+        }
+        // Each distinct, well-typed key once; where it was asked for.
+        var positions: [IdentityKey: Int] = [:]
+        positions.reserveCapacity(identities.count)
+        var keys: [IdentityKey] = []
+        var repeated: [(Int, Int)] = []
+        for (position, key) in identities.enumerated() {
+            let values = key.values
+            guard values.count == identity.count, zip(identity, values).allSatisfy({ $0.type.accepts($1) }) else { continue }
+            if let first = positions[key] {
+                repeated.append((position, first))
+            } else {
+                positions[key] = position
+                keys.append(key)
+            }
+        }
+        let identityColumns = identity.map { quote($0.name) }
+        let selected = (["\"rowid\""] + identityColumns + attributes.map(quote)).joined(separator: ", ")
+        try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
+            let sql: String
+            if identity.count == 1 {
+                sql = "SELECT \(selected) FROM \(info.table) WHERE \(identityColumns[0]) IN (\(placeholders(chunk.count)))"
+            } else {
+                let row = "(" + placeholders(identity.count) + ")"
+                sql = "SELECT \(selected) FROM \(info.table) WHERE (\(identityColumns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", ")))"
+            }
+            let arguments = chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
+            try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
+                var key: [Value] = []
+                for (i, attribute) in identity.enumerated() {
+                    guard let value = Codec.decode(row, i + 1, as: attribute.type) else { return }
+                    key.append(value)
+                }
+                guard let position = positions[IdentityKey(key)] else { return }
+                var values: [Value?] = []
+                values.reserveCapacity(types.count)
+                for (i, type) in types.enumerated() { values.append(Codec.decode(row, identity.count + 1 + i, as: type)) }
+                result[position] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(0)), values: values)
+            }
+        }
+        for (position, first) in repeated { result[position] = result[first] }
+        return result
+    }
+
     public func object(_ id: ObjectID) throws -> Object? {
         let info = try info(id.entity)
         return try connection.query("SELECT \(info.selectColumns) FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)],
@@ -306,6 +361,101 @@ public final class SQLiteTransaction: StoreWriter {
         let id = ObjectID(entity: entity, rowID: connection.lastInsertRowID)
         changes.inserted.insert(id)
         return Object(id: id, values: values)
+    }
+
+    /// Inserts the rows with one prepared statement. A to-one relationship kept as a column of this
+    /// entity's table (the usual to-one side of a one-to-many) is written with the row, its targets
+    /// checked once for the whole batch; others are set after each row, as ``setRelated(_:of:to:)``.
+    public func insert(_ batch: InsertBatch) throws -> [ObjectID] {
+        try checkOpen(writing: true)
+        let info = try info(batch.entity)
+        let entity = batch.entity
+        guard batch.count > 0 else { return [] }
+        var types: [AttributeType] = []
+        for name in batch.attributes {
+            guard let type = info.types[name] else {
+                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            }
+            types.append(type)
+        }
+        guard Set(batch.attributes).count == batch.attributes.count else {
+            throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
+        }
+        var columns = batch.attributes.map(quote)
+        var inRow: [(relationship: Int, destination: String)] = []
+        var afterRow: [Int] = []
+        for (r, name) in batch.relationships.enumerated() {
+            let (link, sideA) = try relationship(entity, name)
+            if sideA, !link.bToOne, case .foreignKey(let table, let column) = link.storage, table == info.table,
+                !columns.contains(column) {
+                inRow.append((r, link.bEntity))
+                columns.append(column)
+            } else {
+                afterRow.append(r)
+            }
+        }
+        // The targets written with the rows: the right entity, and stored.
+        for (r, destination) in inRow {
+            var wanted = Set<Int64>()
+            for row in 0..<batch.count {
+                guard let target = batch.target(row: row, relationship: r) else { continue }
+                guard target.entity == destination else {
+                    throw StoreError(.typeMismatch, entity: entity, member: batch.relationships[r],
+                                     "\(entity).\(batch.relationships[r]) links to \(destination), not \(target.entity)")
+                }
+                wanted.insert(target.rowID)
+            }
+            let destinationInfo = try self.info(destination)
+            var existing = Set<Int64>()
+            try chunked(Array(wanted)) { chunk in
+                try connection.run("SELECT \"rowid\" FROM \(destinationInfo.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
+                                   chunk.map { .int($0) }, context: "reading") { existing.insert($0.int(0)) }
+            }
+            if let missing = wanted.first(where: { !existing.contains($0) }) {
+                throw StoreError(.objectNotFound, entity: destination, "no object \(ObjectID(entity: destination, rowID: missing))")
+            }
+        }
+        let sql = columns.isEmpty
+            ? "INSERT INTO \(info.table) DEFAULT VALUES"
+            : "INSERT INTO \(info.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders(columns.count)))"
+        let statement = try connection.prepared(sql)
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(batch.count)
+        for row in 0..<batch.count {
+            for (a, type) in types.enumerated() {
+                guard let value = batch.value(row: row, attribute: a) else {
+                    try statement.bindNull(Int32(a + 1))
+                    continue
+                }
+                guard type.accepts(value) else {
+                    throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
+                                     "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
+                }
+                try statement.bind(Int32(a + 1), value, as: type)
+            }
+            for (k, (r, _)) in inRow.enumerated() {
+                let index = Int32(types.count + k + 1)
+                if let target = batch.target(row: row, relationship: r) {
+                    try statement.bind(index, target.rowID)
+                } else {
+                    try statement.bindNull(index)
+                }
+            }
+            try statement.execute("inserting into \(entity)") { error in
+                if isUniqueViolation() { throw duplicate(info, batch.values(row: row)) }
+                throw error
+            }
+            let id = ObjectID(entity: entity, rowID: connection.lastInsertRowID)
+            changes.inserted.insert(id)
+            ids.append(id)
+            for (r, destination) in inRow {
+                if let target = batch.target(row: row, relationship: r) { markUpdated(ObjectID(entity: destination, rowID: target.rowID)) }
+            }
+            for r in afterRow {
+                if let target = batch.target(row: row, relationship: r) { try setRelated(batch.relationships[r], of: id, to: [target]) }
+            }
+        }
+        return ids
     }
 
     public func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
