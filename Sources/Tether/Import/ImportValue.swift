@@ -23,6 +23,9 @@ protocol ImportValue {
     func member(_ key: ImportKey) -> Self?
     /// The elements of an array (empty for anything else).
     var elements: [Self] { get }
+    /// Stores the value of each member whose key is in `table` into `found`, at `base` plus the
+    /// key's index in the table (a repeated key: the last one).
+    func members(_ table: KeyTable, into found: inout [Self?], at base: Int)
     /// The value as a ``JSON`` tree, for transformers, identity strategies and messages.
     func materialize() -> JSON
     /// A conversion straight from the source for the common cases, giving exactly what
@@ -73,6 +76,92 @@ extension TapeValue: ImportValue {
             return ISO8601.parse(bytes: span).map(Value.date)
         default:
             return nil
+        }
+    }
+}
+
+/// The first key of every key path an entity's mapping reads, with a hash table over their UTF-8
+/// bytes, so that an object's members are matched to the mapping in one walk over the object
+/// instead of one search per mapped key.
+struct KeyTable: Sendable {
+    let keys: [ImportKey]
+    /// Open addressing: a key's index, or -1.
+    private let buckets: [Int32]
+    private let mask: Int
+
+    init(_ keys: [ImportKey]) {
+        self.keys = keys
+        var size = 8
+        while size < keys.count * 4 { size *= 2 }
+        var buckets = [Int32](repeating: -1, count: size)
+        for (index, key) in keys.enumerated() {
+            var bucket = key.utf8.withUnsafeBufferPointer(Self.hash) & (size - 1)
+            while buckets[bucket] >= 0 { bucket = (bucket + 1) & (size - 1) }
+            buckets[bucket] = Int32(index)
+        }
+        self.buckets = buckets
+        self.mask = size - 1
+    }
+
+    var count: Int { keys.count }
+
+    /// FNV-1a over the bytes.
+    @inline(__always)
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(truncatingIfNeeded: h ^ (h >> 29))
+    }
+
+    /// The index of the key with these bytes, or nil.
+    @inline(__always)
+    func index(of bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var bucket = Self.hash(bytes) & mask
+        return buckets.withUnsafeBufferPointer { buckets in
+            while true {
+                let index = Int(buckets[bucket])
+                if index < 0 { return nil }
+                let match = keys[index].utf8.withUnsafeBufferPointer { key in
+                    key.count == bytes.count && (key.isEmpty || memcmp(key.baseAddress!, bytes.baseAddress!, key.count) == 0)
+                }
+                if match { return index }
+                bucket = (bucket + 1) & mask
+            }
+        }
+    }
+
+    func index(of string: String) -> Int? {
+        var string = string
+        return string.withUTF8 { index(of: $0) }
+    }
+}
+
+extension JSON {
+    func members(_ table: KeyTable, into found: inout [JSON?], at base: Int) {
+        guard case .object(let members) = self else { return }
+        for (i, key) in table.keys.enumerated() {
+            if let value = members[key.string] { found[base + i] = value }
+        }
+    }
+}
+
+extension TapeValue {
+    /// Stores the value of each member whose key is in `table` at `base` + the key's index; a
+    /// repeated key: the last one.
+    func members(_ table: KeyTable, into found: inout [TapeValue?], at base: Int) {
+        let e = entries[index]
+        guard e.kind == .object else { return }
+        var i = index + 1
+        for _ in 0..<e.length {
+            let k = entries[i]
+            let slot: Int?
+            if k.escaped {
+                slot = TapeValue(entries: entries, bytes: bytes, index: i).stringValue.flatMap(table.index(of:))
+            } else {
+                slot = table.index(of: UnsafeBufferPointer(start: bytes + Int(k.start), count: Int(k.length)))
+            }
+            if let slot { found[base + slot] = TapeValue(entries: entries, bytes: bytes, index: i + 1) }
+            i = Int(entries[i + 1].next)
         }
     }
 }

@@ -206,6 +206,19 @@ final class EntityPlan: Sendable {
     let attributeNames: [String]
     /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
     let toOne: [Int]
+    /// The first key of every key path above; the fields below index into it.
+    let keyTable: KeyTable
+    let attributeFields: [Field]
+    let identityFields: [Field]
+    let relationshipFields: [Field]
+    let foreignKeyFields: [Field]
+
+    /// A key path as read from an object matched against ``keyTable``: the first key's index,
+    /// then the rest of the path (usually empty).
+    struct Field: Sendable {
+        let key: Int
+        let rest: [ImportKey]
+    }
 
     /// The plans of every entity of `mapping`, by ordinal (entity names sorted). Computed once,
     /// when the client is built.
@@ -241,6 +254,21 @@ final class EntityPlan: Sendable {
         let destinations = mapping.relationships.map { index[$0.relationship.destination] }
         self.destinations = destinations
         attributeNames = mapping.attributes.map(\.name)
+        var firstKeys: [ImportKey] = []
+        var firstIndex: [String: Int] = [:]
+        func field(_ path: [ImportKey]) -> Field {
+            let first = path[0]
+            if firstIndex[first.string] == nil {
+                firstIndex[first.string] = firstKeys.count
+                firstKeys.append(first)
+            }
+            return Field(key: firstIndex[first.string]!, rest: Array(path.dropFirst()))
+        }
+        attributeFields = attributeKeys.map(field)
+        identityFields = identityKeys.map(field)
+        relationshipFields = relationshipKeys.map(field)
+        foreignKeyFields = foreignKeys.map { field([$0]) }
+        keyTable = KeyTable(firstKeys)
         toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
     }
 }
@@ -303,6 +331,8 @@ final class ImportSession<V: ImportValue> {
     private var links: [PendingLink] = []
     private var linkIndex: [LinkKey: Int] = [:]
     private var path: [JSONPath.Component] = []
+    /// The matched members of the objects being applied (a stack: nested objects push theirs).
+    private var found: [V?] = []
 
     // Across batches: what the result reports. One small entry per object touched: its status in
     // the low bits, and whether it is already listed as a top-level object.
@@ -429,12 +459,18 @@ final class ImportSession<V: ImportValue> {
     /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
     private func apply(_ members: V, _ plan: EntityPlan) throws -> Int? {
         let entity = plan.mapping
+        // Match the object's members to the mapping in one walk.
+        let base = found.count
+        found.append(contentsOf: repeatElement(nil, count: plan.keyTable.count))
+        members.members(plan.keyTable, into: &found, at: base)
+        defer { found.removeLast(plan.keyTable.count) }
+
         let slot: Int
         if entity.identity.isEmpty {
             slots.append(Slot(entity: plan.ordinal, id: nil, stored: nil, values: Array(repeating: nil, count: entity.attributes.count)))
             slot = slots.count - 1
         } else {
-            guard let key = identityKey(members, plan) else {
+            guard let key = identityKey(plan, base) else {
                 let attribute = entity.identity.count == 1 ? entity.identity[0] : nil
                 if let attribute { path.append(contentsOf: attribute.keyPath.components.map { .key($0) }) }
                 let missing = entity.identity.map { "'\($0.keyPath)'" }.joined(separator: ", ")
@@ -454,43 +490,60 @@ final class ImportSession<V: ImportValue> {
         batchSlots.append(slot)
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
-        for (position, attribute) in entity.attributes.enumerated() {
-            guard let json = lookup(members, plan.attributeKeys[position]) else { continue }
+        // The slot's values are moved out while they change, so they are changed in place.
+        var values: [Value?] = []
+        swap(&values, &slots[slot].values)
+        var dirty = false
+        for (position, field) in plan.attributeFields.enumerated() {
+            guard let json = value(of: field, base) else { continue }
             if json.isNull {
-                if slots[slot].values[position] != nil {
-                    slots[slot].values[position] = nil
-                    slots[slot].dirty = true
+                if values[position] != nil {
+                    values[position] = nil
+                    dirty = true
                 }
                 continue
             }
+            let attribute = entity.attributes[position]
             switch importer.value(json, for: attribute.attribute) {
             case .success(let value):
-                if slots[slot].values[position] != value {
-                    slots[slot].values[position] = value
-                    slots[slot].dirty = true
+                if values[position] != value {
+                    values[position] = value
+                    dirty = true
                 }
             case .failure(let rejection):
                 path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
-                defer { path.removeLast(attribute.keyPath.components.count) }
                 try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
+                path.removeLast(attribute.keyPath.components.count)
             }
         }
+        swap(&values, &slots[slot].values)
+        if dirty { slots[slot].dirty = true }
 
         // Relationships: nested objects first, then id references.
         for (r, relationship) in entity.relationships.enumerated() {
             guard let d = plan.destinations[r] else { continue }
             let destination = plans[d]
-            if let nested = lookup(members, plan.relationshipKeys[r]) {
+            if let nested = value(of: plan.relationshipFields[r], base) {
                 path.append(contentsOf: relationship.keyPath.components.map { .key($0) })
                 defer { path.removeLast(relationship.keyPath.components.count) }
                 try applyNested(nested, slot: slot, relationship, r, destination, plan)
-            } else if let reference = members.member(plan.foreignKeys[r]) {
+            } else if let reference = value(of: plan.foreignKeyFields[r], base) {
                 path.append(.key(relationship.foreignKey))
                 defer { path.removeLast() }
                 try applyReference(reference, slot: slot, relationship, r, destination, plan)
             }
         }
         return slot
+    }
+
+    /// The value of a mapped key path in the object whose members were matched at `base` of
+    /// ``found``: nil when absent; null when the path runs through a null.
+    @inline(__always)
+    private func value(of field: EntityPlan.Field, _ base: Int) -> V? {
+        guard let first = found[base + field.key] else { return nil }
+        if field.rest.isEmpty { return first }
+        guard first.isObject else { return first.isNull ? first : nil }
+        return lookup(first, field.rest)
     }
 
     private func applyNested(
@@ -757,6 +810,25 @@ final class ImportSession<V: ImportValue> {
         var values: [Value] = []
         for (k, attribute) in identity.enumerated() {
             guard let json = lookup(members, plan.identityKeys[k]),
+                let value = importer.identity.identityValue(from: json.materialize(), for: attribute.attribute)
+            else { return nil }
+            values.append(value)
+        }
+        return IdentityKey(values)
+    }
+
+    /// The identity of the object whose members were matched at `base` of ``found``.
+    private func identityKey(_ plan: EntityPlan, _ base: Int) -> IdentityKey? {
+        let identity = plan.mapping.identity
+        if identity.count == 1 {
+            guard let json = value(of: plan.identityFields[0], base), !json.isNull,
+                let value = importer.identity.identityValue(from: json.materialize(), for: identity[0].attribute)
+            else { return nil }
+            return IdentityKey(value)
+        }
+        var values: [Value] = []
+        for (k, attribute) in identity.enumerated() {
+            guard let json = value(of: plan.identityFields[k], base), !json.isNull,
                 let value = importer.identity.identityValue(from: json.materialize(), for: attribute.attribute)
             else { return nil }
             values.append(value)
