@@ -40,6 +40,8 @@ public struct StoreConformance: Sendable {
         case readDuringWrite
         case changeSets
         case valuesRoundTrip
+        case batchInsert
+        case findByIdentity
 
         public var description: String { rawValue }
     }
@@ -93,6 +95,8 @@ public struct StoreConformance: Sendable {
         case .readDuringWrite: try await checks.readDuringWrite()
         case .changeSets: try await checks.changeSets()
         case .valuesRoundTrip: try await checks.valuesRoundTrip()
+        case .batchInsert: try await checks.batchInsert()
+        case .findByIdentity: try await checks.findByIdentity()
         }
     }
 

@@ -144,6 +144,19 @@ extension InMemoryStore {
             return found
         }
 
+        func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
+            let info = try info(entity)
+            for name in attributes where info.attributeTypes[name] == nil {
+                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            }
+            let index = state.identityIndex[entity]!
+            let rows = state.rows[entity]!
+            return identities.map { key in
+                guard let row = index[key], let values = rows[row] else { return nil }
+                return StoredRow(id: ObjectID(entity: entity, rowID: row), values: attributes.map { values[$0] })
+            }
+        }
+
         func object(_ id: ObjectID) throws -> Object? {
             _ = try info(id.entity)
             return state.rows[id.entity]![id.rowID].map { Object(id: id, values: $0) }

@@ -1,0 +1,129 @@
+import Foundation
+import Tether
+
+/// The checks of the import's batch paths: ``StoreWriter/insert(_:)`` and
+/// ``StoreReader/find(_:identities:attributes:)``, which a store may implement itself.
+extension Checks {
+    func batchInsert() async throws {
+        try prepared()
+        let (first, second) = try await store.write { writer in
+            (try writer.insert("Author", values: ["id": .int(1)]).id, try writer.insert("Author", values: ["id": .int(2)]).id)
+        }
+        let stream = store.changes()
+        let posts = try await store.write { writer in
+            var batch = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
+            batch.append([.int(10), .string("a")], targets: [first])
+            batch.append([.int(11), nil], targets: [nil])
+            batch.append([.int(12), .string("c")], targets: [first])
+            return try writer.insert(batch)
+        }
+        try expectEqual(posts.count, 3, "ids returned")
+        try expectEqual(Set(posts).count, 3, "distinct ids")
+        let objects = try await store.read { try $0.objects(posts) }
+        try expectEqual(objects.map(\.values), [["id": .int(10), "title": .string("a")], ["id": .int(11)], ["id": .int(12), "title": .string("c")]],
+                        "values in row order (nil leaves an attribute unset)")
+        try await expectRelated("author", posts[0], [first])
+        try await expectRelated("author", posts[1], [])
+        try await expectRelated("posts", first, [posts[0], posts[2]])
+        var iterator = stream.makeAsyncIterator()
+        let changes = await iterator.next()
+        try expect(changes.map { posts.allSatisfy($0.inserted.contains) } == true, "the change set lists the inserted objects: \(String(describing: changes))")
+        try expect(changes?.updated.contains(first) == true, "the change set lists the linked target as updated: \(String(describing: changes))")
+
+        // A one-to-one target moves away from its previous partner, as with setRelated.
+        let profile = try await insert("Profile", ["id": .int(1)])
+        try await link("author", profile, [second])
+        let moved = try await store.write { writer in
+            var batch = InsertBatch(entity: "Profile", attributes: ["id"], relationships: ["author"])
+            batch.append([.int(2)], targets: [second])
+            return try writer.insert(batch)
+        }
+        try await expectRelated("profile", second, moved)
+        try await expectRelated("author", profile, [])
+
+        // Errors: the whole write is rolled back.
+        let before = try await store.read { try $0.count(Query("Post")) }
+        try await expectError(.duplicateIdentity, "a batch repeating an identity") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id"])
+                batch.append([.int(20)])
+                batch.append([.int(20)])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.duplicateIdentity, "a batch row with a stored identity") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id"])
+                batch.append([.int(21)])
+                batch.append([.int(10)])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.unknownAttribute, "a batch naming an unknown attribute") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id", "nope"])
+                batch.append([.int(22), .string("x")])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.typeMismatch, "a batch value of the wrong type") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id", "title"])
+                batch.append([.int(23), .int(5)])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.typeMismatch, "a target of the wrong entity") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id"], relationships: ["author"])
+                batch.append([.int(24)], targets: [profile])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.objectNotFound, "a target that is not stored") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id"], relationships: ["author"])
+                batch.append([.int(25)], targets: [ObjectID(entity: "Author", rowID: first.rowID + second.rowID + 1000)])
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.unknownEntity, "a batch of an unknown entity") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Nope", attributes: [])
+                batch.append([])
+                return try writer.insert(batch)
+            }
+        }
+        try expectEqual(try await store.read { try $0.count(Query("Post")) }, before, "posts after failed batches")
+        let empty = try await store.write { try $0.insert(InsertBatch(entity: "Post", attributes: ["id"])) }
+        try expectEqual(empty, [], "an empty batch")
+    }
+
+    func findByIdentity() async throws {
+        try prepared()
+        let (one, two) = try await store.write { writer in
+            (try writer.insert("Item", values: ["id": .int(1), "name": .string("one"), "rank": .int(7)]).id,
+             try writer.insert("Item", values: ["id": .int(2), "name": .string("two")]).id)
+        }
+        let rows = try await store.read { reader in
+            try reader.find("Item", identities: [IdentityKey(.int(2)), IdentityKey(.int(3)), IdentityKey(.int(1)), IdentityKey(.int(2))],
+                            attributes: ["rank", "name"])
+        }
+        try expectEqual(rows, [StoredRow(id: two, values: [nil, .string("two")]), nil,
+                               StoredRow(id: one, values: [.int(7), .string("one")]), StoredRow(id: two, values: [nil, .string("two")])],
+                        "rows in the order asked, values in the order of the attributes")
+        let wrongType = try await store.read { try $0.find("Item", identities: [IdentityKey(.string("1"))], attributes: []) }
+        try expectEqual(wrongType, [nil], "an identity of the wrong type finds nothing")
+        let pair = try await insert("Pair", ["left": .int(1), "right": .string("a"), "note": .string("n")])
+        _ = try await insert("Pair", ["left": .int(1), "right": .string("b")])
+        let pairs = try await store.read { reader in
+            try reader.find("Pair", identities: [IdentityKey([.int(1), .string("a")]), IdentityKey([.int(2), .string("a")])], attributes: ["note"])
+        }
+        try expectEqual(pairs, [StoredRow(id: pair, values: [.string("n")]), nil], "composite identities")
+        let none = try await store.read { try $0.find("Item", identities: [], attributes: ["name"]) }
+        try expectEqual(none, [], "no identities")
+        try await expectError(.unknownEntity, "an unknown entity") {
+            _ = try await store.read { try $0.find("Nope", identities: [IdentityKey(.int(1))], attributes: []) }
+        }
+    }
+}
