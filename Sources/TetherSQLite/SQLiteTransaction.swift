@@ -458,6 +458,60 @@ public final class SQLiteTransaction: StoreWriter {
         return ids
     }
 
+    /// Runs one prepared `UPDATE` for the whole batch.
+    public func update(_ batch: UpdateBatch) throws {
+        try checkOpen(writing: true)
+        let info = try info(batch.entity)
+        let entity = batch.entity
+        guard batch.count > 0 else { return }
+        var types: [AttributeType] = []
+        for name in batch.attributes {
+            guard let type = info.types[name] else {
+                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            }
+            types.append(type)
+        }
+        guard Set(batch.attributes).count == batch.attributes.count else {
+            throw StoreError(.unsupported, entity: entity, "an update batch of \(entity) names an attribute twice")
+        }
+        for id in batch.ids where id.entity != entity {
+            throw StoreError(.typeMismatch, entity: entity, "an update batch of \(entity) cannot update \(id)")
+        }
+        guard !types.isEmpty else {
+            for id in batch.ids {
+                guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: entity, "no object \(id)") }
+                markUpdated(id)
+            }
+            return
+        }
+        let assignments = batch.attributes.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+        let statement = try connection.prepared("UPDATE \(info.table) SET \(assignments) WHERE \"rowid\" = ?")
+        for (row, id) in batch.ids.enumerated() {
+            for (a, type) in types.enumerated() {
+                guard let value = batch.value(row: row, attribute: a) else {
+                    try statement.bindNull(Int32(a + 1))
+                    continue
+                }
+                guard type.accepts(value) else {
+                    throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
+                                     "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
+                }
+                try statement.bind(Int32(a + 1), value, as: type)
+            }
+            try statement.bind(Int32(types.count + 1), id.rowID)
+            try statement.execute("updating \(id)") { error in
+                if isUniqueViolation() {
+                    var merged = try object(id)?.values ?? [:]
+                    for (a, name) in batch.attributes.enumerated() { merged[name] = batch.value(row: row, attribute: a) }
+                    throw duplicate(info, merged)
+                }
+                throw error
+            }
+            if connection.changes == 0 { throw StoreError(.objectNotFound, entity: entity, "no object \(id)") }
+            markUpdated(id)
+        }
+    }
+
     public func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
         try checkOpen(writing: true)
         let info = try info(id.entity)

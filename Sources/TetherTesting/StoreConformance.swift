@@ -41,6 +41,7 @@ public struct StoreConformance: Sendable {
         case changeSets
         case valuesRoundTrip
         case batchInsert
+        case batchUpdate
         case findByIdentity
 
         public var description: String { rawValue }
@@ -96,6 +97,7 @@ public struct StoreConformance: Sendable {
         case .changeSets: try await checks.changeSets()
         case .valuesRoundTrip: try await checks.valuesRoundTrip()
         case .batchInsert: try await checks.batchInsert()
+        case .batchUpdate: try await checks.batchUpdate()
         case .findByIdentity: try await checks.findByIdentity()
         }
     }

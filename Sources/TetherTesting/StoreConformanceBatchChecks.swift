@@ -1,7 +1,7 @@
 import Foundation
 import Tether
 
-/// The checks of the import's batch paths: ``StoreWriter/insert(_:)`` and
+/// The checks of the import's batch paths: ``StoreWriter/insert(_:)``, ``StoreWriter/update(_:)`` and
 /// ``StoreReader/find(_:identities:attributes:)``, which a store may implement itself.
 extension Checks {
     func batchInsert() async throws {
@@ -97,6 +97,59 @@ extension Checks {
         try expectEqual(try await store.read { try $0.count(Query("Post")) }, before, "posts after failed batches")
         let empty = try await store.write { try $0.insert(InsertBatch(entity: "Post", attributes: ["id"])) }
         try expectEqual(empty, [], "an empty batch")
+    }
+
+    func batchUpdate() async throws {
+        try prepared()
+        let (one, two, three) = try await store.write { writer in
+            (try writer.insert("Item", values: ["id": .int(1), "name": .string("one"), "rank": .int(1)]).id,
+             try writer.insert("Item", values: ["id": .int(2), "name": .string("two"), "rank": .int(2)]).id,
+             try writer.insert("Item", values: ["id": .int(3), "name": .string("three")]).id)
+        }
+        let stream = store.changes()
+        try await store.write { writer in
+            var batch = UpdateBatch(entity: "Item", attributes: ["name", "rank"])
+            batch.append(one, [.string("uno"), nil])
+            batch.append(two, [nil, .int(20)])
+            try writer.update(batch)
+        }
+        let objects = try await store.read { try $0.objects([one, two, three]) }
+        try expectEqual(objects.map(\.values), [["id": .int(1), "name": .string("uno")], ["id": .int(2), "rank": .int(20)],
+                                                ["id": .int(3), "name": .string("three")]], "values set and cleared, others kept")
+        var iterator = stream.makeAsyncIterator()
+        let changes = await iterator.next()
+        try expectEqual(changes.map { Set($0.updated) }, [one, two], "the change set lists the updated objects")
+        try await expectError(.objectNotFound, "a row for an object that is not stored") {
+            try await store.write { writer in
+                var batch = UpdateBatch(entity: "Item", attributes: ["name"])
+                batch.append(three, [.string("x")])
+                batch.append(ObjectID(entity: "Item", rowID: one.rowID + two.rowID + three.rowID + 1000), [.string("y")])
+                try writer.update(batch)
+            }
+        }
+        try await expectError(.duplicateIdentity, "a row taking another object's identity") {
+            try await store.write { writer in
+                var batch = UpdateBatch(entity: "Item", attributes: ["id"])
+                batch.append(three, [.int(1)])
+                try writer.update(batch)
+            }
+        }
+        try await expectError(.typeMismatch, "a value of the wrong type") {
+            try await store.write { writer in
+                var batch = UpdateBatch(entity: "Item", attributes: ["rank"])
+                batch.append(three, [.string("x")])
+                try writer.update(batch)
+            }
+        }
+        try await expectError(.unknownAttribute, "an unknown attribute") {
+            try await store.write { writer in
+                var batch = UpdateBatch(entity: "Item", attributes: ["nope"])
+                batch.append(three, [.string("x")])
+                try writer.update(batch)
+            }
+        }
+        let after = try await store.read { try $0.object(three)?.values }
+        try expectEqual(after, ["id": .int(3), "name": .string("three")], "failed batches change nothing")
     }
 
     func findByIdentity() async throws {

@@ -629,10 +629,12 @@ final class ImportSession<V: ImportValue> {
     // MARK: Write
 
     private func writeBatch() throws {
-        // Attribute updates of stored objects, once per object, in first-touch order; new objects
-        // are gathered by entity.
+        // Attribute updates of stored objects, once per object, grouped by entity and by the
+        // attributes that changed (one update batch each); new objects are gathered by entity.
         var seen = [Bool](repeating: false, count: slots.count)
         var newSlots = [[Int]](repeating: [], count: plans.count)
+        var updates: [UpdateGroup: UpdateBatch] = [:]
+        var updateOrder: [UpdateGroup] = []
         for slot in batchSlots where !seen[slot] {
             seen[slot] = true
             guard let stored = slots[slot].stored else {
@@ -643,20 +645,18 @@ final class ImportSession<V: ImportValue> {
             slots[slot].dirty = false
             let values = slots[slot].values
             guard values != stored else { continue }
-            let attributes = plans[slots[slot].entity].mapping.attributes
-            var setting: [String: Value] = [:]
-            var clearing = Set<String>()
-            for position in values.indices where values[position] != stored[position] {
-                if let value = values[position] {
-                    setting[attributes[position].name] = value
-                } else {
-                    clearing.insert(attributes[position].name)
-                }
+            let positions = values.indices.filter { values[$0] != stored[$0] }
+            let group = UpdateGroup(entity: slots[slot].entity, positions: positions)
+            if updates[group] == nil {
+                let plan = plans[group.entity]
+                updates[group] = UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] })
+                updateOrder.append(group)
             }
-            try writer.update(slots[slot].id!, setting: setting, clearing: clearing)
+            updates[group]!.append(slots[slot].id!, positions.lazy.map { values[$0] })
             slots[slot].stored = values
             slots[slot].attributesChanged = true
         }
+        for group in updateOrder { try writer.update(updates[group]!) }
 
         // Relationships (by source entity and name) that have pending links in this batch.
         var pendingRelationships = Set<RelationshipKey>()
@@ -748,6 +748,12 @@ final class ImportSession<V: ImportValue> {
         case .slot(let s): return slots[s].id
         case .identity(let key): return identityMap[destination][key].flatMap { slots[$0].id }
         }
+    }
+
+    /// Objects of one entity whose changed attributes are the same.
+    private struct UpdateGroup: Hashable {
+        let entity: Int
+        let positions: [Int]
     }
 
     private struct RelationshipKey: Hashable {

@@ -72,6 +72,10 @@ public protocol StoreWriter: StoreReader {
     /// the new ids in row order. Has a default implementation over ``insert(_:values:)`` and
     /// ``setRelated(_:of:to:)``, which defines its effect.
     func insert(_ batch: InsertBatch) throws -> [ObjectID]
+    /// Sets and clears the same attributes of many objects of one entity (the import's update
+    /// path). Has a default implementation over ``update(_:setting:clearing:)``, which defines its
+    /// effect.
+    func update(_ batch: UpdateBatch) throws
 }
 
 extension StoreReader {

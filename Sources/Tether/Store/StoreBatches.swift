@@ -19,8 +19,8 @@ public struct InsertBatch: Sendable {
     public let relationships: [String]
     /// The number of rows.
     public private(set) var count = 0
-    private var values: [Value?] = []
-    private var targets: [ObjectID?] = []
+    @usableFromInline var values: [Value?] = []
+    @usableFromInline var targets: [ObjectID?] = []
 
     public init(entity: String, attributes: [String], relationships: [String] = []) {
         self.entity = entity
@@ -44,11 +44,11 @@ public struct InsertBatch: Sendable {
     }
 
     /// The value of attribute number `attribute` in row `row`.
-    @inline(__always)
+    @inlinable
     public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
 
     /// The target of relationship number `relationship` in row `row`.
-    @inline(__always)
+    @inlinable
     public func target(row: Int, relationship: Int) -> ObjectID? { targets[row * relationships.count + relationship] }
 
     /// Row `row`'s set values by attribute name, as ``StoreWriter/insert(_:values:)`` takes them.
@@ -59,6 +59,36 @@ public struct InsertBatch: Sendable {
         }
         return result
     }
+}
+
+/// Changes to stored objects of one entity, made together by ``StoreWriter/update(_:)``: every
+/// row sets (or, with nil, clears) the same ``attributes``, so a store runs one prepared statement
+/// for the whole batch. The import groups the objects it changes by the attributes that changed.
+public struct UpdateBatch: Sendable {
+    public let entity: String
+    /// The attributes each row sets (a value) or clears (nil), in order.
+    public let attributes: [String]
+    public private(set) var ids: [ObjectID] = []
+    @usableFromInline var values: [Value?] = []
+
+    public init(entity: String, attributes: [String]) {
+        self.entity = entity
+        self.attributes = attributes
+    }
+
+    /// The number of rows.
+    public var count: Int { ids.count }
+
+    /// Appends a row: the object and one value (nil: clear) per attribute, in order.
+    public mutating func append(_ id: ObjectID, _ values: some Collection<Value?>) {
+        precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
+        ids.append(id)
+        self.values.append(contentsOf: values)
+    }
+
+    /// The value (nil: clear) of attribute number `attribute` in row `row`.
+    @inlinable
+    public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
 }
 
 /// One stored object found by identity: its id and the values of the attributes asked for, by
@@ -105,5 +135,19 @@ extension StoreWriter {
             ids.append(id)
         }
         return ids
+    }
+
+    /// Sets and clears the batch's attributes of each of its objects. The effect, the checks and
+    /// the errors are those of ``update(_:setting:clearing:)`` for each row; this default does
+    /// exactly that.
+    public func update(_ batch: UpdateBatch) throws {
+        for (row, id) in batch.ids.enumerated() {
+            var setting: [String: Value] = [:]
+            var clearing = Set<String>()
+            for (a, name) in batch.attributes.enumerated() {
+                if let value = batch.value(row: row, attribute: a) { setting[name] = value } else { clearing.insert(name) }
+            }
+            try update(id, setting: setting, clearing: clearing)
+        }
     }
 }
