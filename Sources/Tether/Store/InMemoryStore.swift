@@ -196,6 +196,10 @@ extension InMemoryStore {
         func insert(_ entity: String, values: [String: Value]) throws -> Object {
             let info = try info(entity)
             try checkValues(values, info)
+            return Object(id: try insert(entity, checked: values, info), values: values)
+        }
+
+        private func insert(_ entity: String, checked values: [String: Value], _ info: EntityInfo) throws -> ObjectID {
             let key = info.identityKey(values)
             if let key, state.identityIndex[entity]![key] != nil {
                 throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
@@ -206,7 +210,58 @@ extension InMemoryStore {
             if let key { state.identityIndex[entity]![key] = row }
             let id = ObjectID(entity: entity, rowID: row)
             changes.inserted.insert(id)
-            return Object(id: id, values: values)
+            return id
+        }
+
+        /// Checks the batch's names once, then inserts and links each row; a new object has no
+        /// links to replace, so a one-to-many link is two appends.
+        func insert(_ batch: InsertBatch) throws -> [ObjectID] {
+            let entity = batch.entity
+            let info = try info(entity)
+            var types: [AttributeType] = []
+            for name in batch.attributes {
+                guard let type = info.attributeTypes[name] else {
+                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+                }
+                types.append(type)
+            }
+            let relationships = try batch.relationships.map { try relationship(entity, $0) }
+            // Whether each relationship's target has one partner (flags only: a copy of the links
+            // would make the next write copy them whole).
+            let targetToOne = relationships.map { slot in
+                slot.forward ? state.links[slot.index].backwardToOne : state.links[slot.index].forwardToOne
+            }
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(batch.count)
+            for row in 0..<batch.count {
+                var values = [String: Value](minimumCapacity: types.count)
+                for (a, type) in types.enumerated() {
+                    guard let value = batch.value(row: row, attribute: a) else { continue }
+                    guard type.accepts(value) else {
+                        throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
+                                         "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
+                    }
+                    values[batch.attributes[a]] = value
+                }
+                let id = try insert(entity, checked: values, info)
+                ids.append(id)
+                for (r, slot) in relationships.enumerated() {
+                    guard let target = batch.target(row: row, relationship: r) else { continue }
+                    guard target.entity == slot.destination, exists(target), !targetToOne[r] else {
+                        try setRelated(batch.relationships[r], of: id, to: [target])  // its checks and errors
+                        continue
+                    }
+                    if slot.forward {
+                        state.links[slot.index].forward[id] = [target]
+                        state.links[slot.index].backward[target, default: []].append(id)
+                    } else {
+                        state.links[slot.index].backward[id] = [target]
+                        state.links[slot.index].forward[target, default: []].append(id)
+                    }
+                    markUpdated(target)
+                }
+            }
+            return ids
         }
 
         func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
