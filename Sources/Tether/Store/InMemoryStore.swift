@@ -264,6 +264,45 @@ extension InMemoryStore {
             return ids
         }
 
+        /// Checks the batch's names once and changes each row in place; the identity index is
+        /// only touched when the batch changes an identity attribute.
+        func update(_ batch: UpdateBatch) throws {
+            let entity = batch.entity
+            let info = try info(entity)
+            var types: [AttributeType] = []
+            for name in batch.attributes {
+                guard let type = info.attributeTypes[name] else {
+                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+                }
+                types.append(type)
+            }
+            let identityChanges = !Set(info.entity.identity).isDisjoint(with: batch.attributes)
+            for (row, id) in batch.ids.enumerated() {
+                guard id.entity == entity, state.rows[entity]![id.rowID] != nil else {
+                    throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
+                }
+                for (a, type) in types.enumerated() {
+                    if let value = batch.value(row: row, attribute: a), !type.accepts(value) {
+                        throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
+                                         "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
+                    }
+                }
+                if identityChanges {
+                    var setting: [String: Value] = [:]
+                    var clearing = Set<String>()
+                    for (a, name) in batch.attributes.enumerated() {
+                        if let value = batch.value(row: row, attribute: a) { setting[name] = value } else { clearing.insert(name) }
+                    }
+                    try update(id, setting: setting, clearing: clearing)
+                    continue
+                }
+                for (a, name) in batch.attributes.enumerated() {
+                    state.rows[entity]![id.rowID]![name] = batch.value(row: row, attribute: a)
+                }
+                markUpdated(id)
+            }
+        }
+
         func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
             let info = try info(id.entity)
             guard let old = state.rows[id.entity]![id.rowID] else {
