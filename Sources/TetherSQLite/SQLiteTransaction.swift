@@ -126,8 +126,12 @@ public final class SQLiteTransaction: StoreWriter {
         var keys: [IdentityKey] = []
         var repeated: [(Int, Int)] = []
         for (position, key) in identities.enumerated() {
-            let values = key.values
-            guard values.count == identity.count, zip(identity, values).allSatisfy({ $0.type.accepts($1) }) else { continue }
+            if identity.count == 1, let value = key.single {
+                guard identity[0].type.accepts(value) else { continue }
+            } else {
+                let values = key.values
+                guard values.count == identity.count, zip(identity, values).allSatisfy({ $0.type.accepts($1) }) else { continue }
+            }
             if let first = positions[key] {
                 repeated.append((position, first))
             } else {
@@ -145,14 +149,23 @@ public final class SQLiteTransaction: StoreWriter {
                 let row = "(" + placeholders(identity.count) + ")"
                 sql = "SELECT \(selected) FROM \(info.table) WHERE (\(identityColumns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", ")))"
             }
-            let arguments = chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
+            let arguments = identity.count == 1
+                ? chunk.map { Codec.encode($0.single!, as: identity[0].type) }
+                : chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
             try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
-                var key: [Value] = []
-                for (i, attribute) in identity.enumerated() {
-                    guard let value = Codec.decode(row, i + 1, as: attribute.type) else { return }
-                    key.append(value)
+                let key: IdentityKey
+                if identity.count == 1 {
+                    guard let value = Codec.decode(row, 1, as: identity[0].type) else { return }
+                    key = IdentityKey(value)
+                } else {
+                    var values: [Value] = []
+                    for (i, attribute) in identity.enumerated() {
+                        guard let value = Codec.decode(row, i + 1, as: attribute.type) else { return }
+                        values.append(value)
+                    }
+                    key = IdentityKey(values)
                 }
-                guard let position = positions[IdentityKey(key)] else { return }
+                guard let position = positions[key] else { return }
                 var values: [Value?] = []
                 values.reserveCapacity(types.count)
                 for (i, type) in types.enumerated() { values.append(Codec.decode(row, identity.count + 1 + i, as: type)) }

@@ -69,6 +69,12 @@ public struct IdentityKey: Hashable, Sendable, CustomStringConvertible {
     public init(_ values: [Value]) { storage = values.count == 1 ? .single(values[0]) : .composite(values) }
     public init(_ value: Value) { storage = .single(value) }
 
+    /// The value of a one-value key (no array is built), nil for a composite key.
+    public var single: Value? {
+        if case .single(let value) = storage { return value }
+        return nil
+    }
+
     public var values: [Value] {
         switch storage {
         case .single(let value): [value]
