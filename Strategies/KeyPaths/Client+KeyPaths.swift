@@ -25,7 +25,7 @@ extension Client {
     ) async throws -> [Model] {
         try checkEntity(mapping)
         let result = try await self.import(json, as: mapping.entityName, options: options)
-        return try await models(result.objects, as: mapping, depth: depth)
+        return try await models(Array(result.objects), as: mapping, depth: depth)
     }
 
     /// The models of `mapping`'s entity matching `predicate`, sorted and limited.

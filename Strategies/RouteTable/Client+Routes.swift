@@ -66,7 +66,7 @@ extension Client {
         case .objects:
             guard let json, let entity = definition.entity else { return result(ImportResult(), []) }
             let imported = try await self.import(json, as: entity, options: options)
-            return result(imported, try await objects(imported.objects))
+            return result(imported, try await objects(Array(imported.objects)))
         case .envelope:
             guard let json else { return result(ImportResult(), []) }
             guard case .object(let members) = json else {
@@ -81,7 +81,7 @@ extension Client {
             }
             let payloads = schema.entities.compactMap { entity in members[entity.name].map { (entity: entity.name, json: $0) } }
             let imported = try await self.import(payloads, options: options)
-            return result(imported, try await objects(imported.objects))
+            return result(imported, try await objects(Array(imported.objects)))
         }
     }
 

@@ -210,7 +210,7 @@ private func json(_ text: String) -> Data { Data(text.utf8) }
 
     @Test func modelsFromAnImportResult() async throws {
         let result = try await client.import(json(#"[{"id": 1, "title": "P"}]"#), as: "Project")
-        let projects = try await client.models(result.objects, as: projectMapping)
+        let projects = try await client.models(Array(result.objects), as: projectMapping)
         #expect(projects == [Project(id: 1, title: "P")])
         #expect(projectMapping.values(of: projects[0]) == ["id": .int(1), "title": .string("P")])
         let object = try #require(try await client.object(result.objects[0]))

@@ -454,7 +454,7 @@ import Tether
     }
 }
 
-extension Array {
+extension Sequence {
     func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var result: [T] = []
         for element in self { result.append(try await transform(element)) }

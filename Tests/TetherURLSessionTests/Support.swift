@@ -103,7 +103,7 @@ func makeClient(_ transport: some Transport, baseURL: URL = stubBase) throws -> 
 @discardableResult
 func seed(_ client: Client, _ entity: String, _ json: JSON) async throws -> [Object] {
     let result = try await client.import(json, as: entity)
-    return try await client.store.read { try $0.objects(result.objects) }
+    return try await client.store.read { try $0.objects(Array(result.objects)) }
 }
 
 /// Directory of this test target's fixtures.

@@ -22,16 +22,20 @@ public struct ImportOptions: Sendable, Hashable {
 }
 
 /// What an import did.
+///
+/// The id lists are ``ObjectIDList``s: runs of consecutive row ids, so that the result of a big
+/// import stays small. They are random-access collections of ``ObjectID``; use `Array(_:)` where
+/// an array is needed.
 public struct ImportResult: Sendable {
     /// The top-level objects of the payload, in payload order; a repeated object appears once,
     /// where it first appeared.
-    public var objects: [ObjectID] = []
+    public var objects: ObjectIDList = []
     /// Objects created by this import, nested ones included, in the order they were created.
-    public var inserted: [ObjectID] = []
+    public var inserted: ObjectIDList = []
     /// Existing objects whose attributes or relationships changed.
-    public var updated: [ObjectID] = []
+    public var updated: ObjectIDList = []
     /// Existing objects the payload named that did not change.
-    public var unchanged: [ObjectID] = []
+    public var unchanged: ObjectIDList = []
     /// Every value or object that was not imported as given, and why.
     public var diagnostics: [ImportDiagnostic] = []
 

@@ -335,15 +335,16 @@ final class ImportSession<V: ImportValue> {
     private var found: [V?] = []
 
     // Across batches: what the result reports. One small entry per object touched: its status in
-    // the low bits, and whether it is already listed as a top-level object.
+    // the low bits, and whether it is already listed as a top-level object, by entity ordinal and
+    // row id (about a byte per object); the lists keep runs of consecutive row ids.
     private static var unchanged: UInt8 { 0 }
     private static var updated: UInt8 { 1 }
     private static var inserted: UInt8 { 2 }
     private static var statusMask: UInt8 { 3 }
     private static var listedAtTopLevel: UInt8 { 0x80 }
-    private var status: [ObjectID: UInt8] = [:]
-    private var order: [ObjectID] = []
-    private var topLevel: [ObjectID] = []
+    private var status: [RowStatusMap]
+    private var order = ObjectIDList()
+    private var topLevel = ObjectIDList()
     private var diagnostics: [ImportDiagnostic] = []
 
     private struct LinkKey: Hashable {
@@ -357,6 +358,7 @@ final class ImportSession<V: ImportValue> {
         self.writer = writer
         self.plans = importer.plans
         self.identityMap = Array(repeating: [:], count: importer.plans.count)
+        self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
     }
 
     // MARK: Batches
@@ -406,18 +408,20 @@ final class ImportSession<V: ImportValue> {
         for slot in batchSlots where !seen[slot] {
             seen[slot] = true
             guard let id = slots[slot].id else { continue }
+            let entity = slots[slot].entity
             let now = slots[slot].inserted ? Self.inserted
                 : (slots[slot].attributesChanged || slots[slot].linksChanged) ? Self.updated : Self.unchanged
-            if let before = status[id] {
-                if now > before & Self.statusMask { status[id] = (before & ~Self.statusMask) | now }
+            if let before = status[entity][id.rowID] {
+                if now > before & Self.statusMask { status[entity][id.rowID] = (before & ~Self.statusMask) | now }
             } else {
-                status[id] = now
+                status[entity][id.rowID] = now
                 order.append(id)
             }
         }
         for slot in topLevelSlots {
-            guard let id = slots[slot].id, let entry = status[id], entry & Self.listedAtTopLevel == 0 else { continue }
-            status[id] = entry | Self.listedAtTopLevel
+            let entity = slots[slot].entity
+            guard let id = slots[slot].id, let entry = status[entity][id.rowID], entry & Self.listedAtTopLevel == 0 else { continue }
+            status[entity][id.rowID] = entry | Self.listedAtTopLevel
             topLevel.append(id)
         }
         slots = []
@@ -764,8 +768,10 @@ final class ImportSession<V: ImportValue> {
     func result() -> ImportResult {
         var result = ImportResult()
         result.objects = topLevel
+        var entity = (name: "", ordinal: 0)
         for id in order {
-            switch status[id]! & Self.statusMask {
+            if id.entity != entity.name { entity = (id.entity, importer.planIndex[id.entity]!) }
+            switch status[entity.ordinal][id.rowID]! & Self.statusMask {
             case Self.inserted: result.inserted.append(id)
             case Self.updated: result.updated.append(id)
             default: result.unchanged.append(id)

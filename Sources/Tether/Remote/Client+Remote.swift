@@ -114,7 +114,7 @@ extension Client {
         let importer = try Importer(client: self, options: importOptions)
         return try await store.write { writer in
             let result = try importer.run([(entity, JSON.array(items))], in: writer)
-            return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
+            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages)
         }
     }
 
@@ -131,9 +131,9 @@ extension Client {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
             let result = try importer.run([(declared.destination, JSON.array(items))], in: writer)
-            let targets = declared.isToMany ? result.objects : Array(result.objects.prefix(1))
+            let targets = declared.isToMany ? Array(result.objects) : Array(result.objects.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
-            return FetchResult(objects: try writer.objects(result.objects), importResult: result, pages: pages)
+            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages)
         }
     }
 

@@ -91,13 +91,16 @@ extension StoreReader {
 }
 
 /// What one committed transaction changed.
+///
+/// The sets are ``ObjectIDSet``s: runs of consecutive row ids per entity, so that a transaction
+/// that inserts or updates a million objects keeps a few runs, not a million hash table entries.
 public struct ChangeSet: Sendable, Hashable {
-    public var inserted: Set<ObjectID>
+    public var inserted: ObjectIDSet
     /// Objects whose attributes or relationships changed (not counting inserted ones).
-    public var updated: Set<ObjectID>
-    public var deleted: Set<ObjectID>
+    public var updated: ObjectIDSet
+    public var deleted: ObjectIDSet
 
-    public init(inserted: Set<ObjectID> = [], updated: Set<ObjectID> = [], deleted: Set<ObjectID> = []) {
+    public init(inserted: ObjectIDSet = [], updated: ObjectIDSet = [], deleted: ObjectIDSet = []) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
@@ -107,7 +110,7 @@ public struct ChangeSet: Sendable, Hashable {
 
     /// The entities touched by this change.
     public var entities: Set<String> {
-        Set(inserted.map(\.entity)).union(updated.map(\.entity)).union(deleted.map(\.entity))
+        Set(inserted.entities).union(updated.entities).union(deleted.entities)
     }
 }
 
