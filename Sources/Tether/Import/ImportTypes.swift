@@ -30,7 +30,7 @@ public struct ImportResult: Sendable {
     /// The top-level objects of the payload, in payload order; a repeated object appears once,
     /// where it first appeared.
     public var objects: ObjectIDList = []
-    /// Objects created by this import, nested ones included, in the order they were created.
+    /// Objects created by this import, nested ones included, in payload order (where each first appeared).
     public var inserted: ObjectIDList = []
     /// Existing objects whose attributes or relationships changed.
     public var updated: ObjectIDList = []
