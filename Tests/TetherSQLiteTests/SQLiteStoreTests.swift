@@ -6,7 +6,7 @@ import CSQLite
 import Foundation
 import Testing
 import Tether
-import TetherSQLite
+@testable import TetherSQLite
 
 @Suite struct SQLiteStoreTests {
     static let schema = try! Schema {
@@ -263,6 +263,19 @@ import TetherSQLite
         var entities = Self.schema.entities
         entities.append(Entity("Extra", identity: ["id"], attributes: [Attribute("id", .int64)]))
         #expect(throws: StoreError.self) { try store.prepare(for: try Schema(entities)) }
+        #expect(try await client.count(Query("Post")) == 3)
+    }
+
+    @Test func pageCacheSizeAppliesToBothConnections() async throws {
+        let directory = try TemporaryDirectory()
+        let standard = try SQLiteStore(path: directory.path())
+        #expect(try standard.cacheSizePragmas() == (-65536, -65536))  // 64 MiB, in KiB
+        standard.close()
+        // A tiny cache still imports and reads everything.
+        let tiny = try SQLiteStore(path: directory.path(), cacheSize: 4096)
+        #expect(try tiny.cacheSizePragmas() == (-4, -4))
+        let client = try client(tiny)
+        _ = try await client.import(Data(Self.payload.utf8), as: "Post")
         #expect(try await client.count(Query("Post")) == 3)
     }
 

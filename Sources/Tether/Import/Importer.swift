@@ -5,11 +5,14 @@ import Foundation
 /// Data flows one way, in batches of top-level objects (``ImportOptions/batchSize``):
 /// 1. **collect**: walk the batch and gather the identity of every object and every id reference
 ///    (`owner_id`, `label_ids`), per entity;
-/// 2. **resolve**: one ``StoreReader/objects(_:identities:)`` call per entity finds what is stored;
+/// 2. **resolve**: one ``StoreReader/find(_:identities:attributes:)`` call per entity finds what
+///    is stored, with the values of its mapped attributes;
 /// 3. **apply**: walk again, merging each JSON object into its slot (found, or new), validating
 ///    values against the schema and recording links; a repeated object lands in the same slot,
 ///    so the last occurrence wins;
-/// 4. **write**: insert new objects, update changed ones, and set changed relationships.
+/// 4. **write**: update changed objects (one ``UpdateBatch`` per entity and set of changed
+///    attributes), insert new ones (one ``InsertBatch`` per entity, to-one destinations first,
+///    to-one links written with the row), and set the other changed relationships.
 struct Importer: Sendable {
     let mapping: Mapping
     let identity: any IdentityStrategy
@@ -432,8 +435,7 @@ final class ImportSession<V: ImportValue> {
 
     private func collect(_ members: V, _ entity: EntityPlan, into wanted: inout [Set<IdentityKey>]) {
         if let key = identityKey(members, entity) { wanted[entity.ordinal].insert(key) }
-        for (r, relationship) in entity.mapping.relationships.enumerated() {
-            _ = relationship
+        for r in entity.mapping.relationships.indices {
             guard let d = entity.destinations[r] else { continue }
             let destination = plans[d]
             if let nested = lookup(members, entity.relationshipKeys[r]) {
