@@ -22,10 +22,12 @@ import Tether
     static let document = #"""
          [ {"id": 1, "name": "a ] } [ {", "nested": {"list": [1, 2, {"x": "\"quoted\""}]}},
           "plain string", 42 , -1.5e3,true,null, [ [], {} ],
-          {"id": 2, "emoji": "🐙 Zoë"} ]
+          {"id": 2, "emoji": "🐙 Zoë", "path": "C:\\dir\\", "q": "\\\""} ]
         """#
 
-    @Test(arguments: [16, 17, 31, 64, 1 << 20])
+    /// Every chunk size up to 40 bytes puts a boundary at every kind of position (inside a
+    /// string, right after a backslash, between brackets).
+    @Test(arguments: Array(1...40) + [64, 1 << 20])
     func splitsElementsAcrossChunkBoundaries(chunkSize: Int) throws {
         let streamed = try elements(Self.document, chunkSize: chunkSize)
         let whole = try JSON(parsing: Self.document).arrayValue!

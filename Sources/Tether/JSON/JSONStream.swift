@@ -145,33 +145,46 @@ public struct JSONStream: Sendable {
                 position = i
                 return atEnd ? i : nil
             }
+            // The scan state lives in locals while the loop runs (stored properties would be
+            // loaded and stored on every byte) and is saved when the buffer runs out.
             var i = max(position, start)
-            let count = buffer.count
-            return buffer.withUnsafeBufferPointer { b -> Int? in
+            var (inString, escaped, depth) = (self.inString, self.escaped, self.depth)
+            let end = buffer.withUnsafeBufferPointer { b -> Int? in
+                let count = b.count
                 while i < count {
-                    let c = b[i]
                     if inString {
                         if escaped {
                             escaped = false
-                        } else if c == UInt8(ascii: "\\") {
+                            i += 1
+                            continue
+                        }
+                        // Skip ordinary string bytes in a tight loop.
+                        while i < count, b[i] != UInt8(ascii: "\\"), b[i] != UInt8(ascii: "\"") { i += 1 }
+                        guard i < count else { break }
+                        if b[i] == UInt8(ascii: "\\") {
                             escaped = true
-                        } else if c == UInt8(ascii: "\"") {
+                        } else {
                             inString = false
                             if depth == 0 { return i + 1 }
                         }
-                    } else if c == UInt8(ascii: "\"") {
-                        inString = true
-                    } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
-                        depth += 1
-                    } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
-                        depth -= 1
-                        if depth == 0 { return i + 1 }
+                    } else {
+                        let c = b[i]
+                        if c == UInt8(ascii: "\"") {
+                            inString = true
+                        } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+                            depth += 1
+                        } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                            depth -= 1
+                            if depth == 0 { return i + 1 }
+                        }
                     }
                     i += 1
                 }
-                position = i
                 return nil
             }
+            (self.inString, self.escaped, self.depth) = (inString, escaped, depth)
+            if end == nil { position = i }
+            return end
         }
 
         func emit(_ start: Int, _ end: Int, _ index: Int?, _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws {
