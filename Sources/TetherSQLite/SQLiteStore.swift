@@ -38,11 +38,11 @@ public final class SQLiteStore: Store {
     ///     ``StoreError/Kind/storage`` error.
     ///   - readOnly: open the file for reading only; writes fail with a ``StoreError/Kind/storage``
     ///     error. A file the process may not write to is opened read-only too.
-    ///   - cacheSize: the most memory, in bytes, each of the two connections may keep in its page
-    ///     cache (SQLite's `cache_size`). Pages are cached as they are read, so a small file never
-    ///     uses more than its size. The default, 64 MiB, keeps an import's cost per object nearly
-    ///     flat as the file grows to a million rows (Docs/Performance.md); SQLite's own default
-    ///     is 2 MiB.
+    ///   - cacheSize: the most memory, in bytes (not negative), each of the two connections may
+    ///     keep in its page cache (SQLite's `cache_size`). Pages are cached as they are read, so a
+    ///     small file never uses more than its size. The default, 64 MiB, keeps an import's cost
+    ///     per object nearly flat as the file grows to a million rows (Docs/Performance.md);
+    ///     SQLite's own default is 2 MiB.
     public init(path: String, busyTimeout: Duration = .seconds(5), readOnly: Bool = false, cacheSize: Int = SQLiteStore.defaultCacheSize) throws {
         precondition(cacheSize >= 0, "cacheSize is a number of bytes")
         self.path = path

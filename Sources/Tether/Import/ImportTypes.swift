@@ -11,11 +11,13 @@ public struct ImportOptions: Sendable, Hashable {
     }
 
     public var policy: Policy
-    /// Top-level objects resolved against the store at a time. Each batch makes one identity
-    /// lookup per entity; the default keeps that to one per import for payloads below it.
+    /// Top-level objects resolved against the store at a time (all batches are still one
+    /// transaction). Each batch makes one identity lookup per entity and holds its objects'
+    /// values until it is written, so memory grows with the batch, while time barely depends on
+    /// it above a few thousand (Docs/Performance.md). Default: 10,000.
     public var batchSize: Int
 
-    public init(policy: Policy = .report, batchSize: Int = 50_000) {
+    public init(policy: Policy = .report, batchSize: Int = 10_000) {
         self.policy = policy
         self.batchSize = max(1, batchSize)
     }
