@@ -337,10 +337,7 @@ public final class SQLiteTransaction: StoreWriter {
             guard let type = info.types[name] else {
                 throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
             }
-            guard type.accepts(values[name]!) else {
-                throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
-                                 "\(info.entity.name).\(name) is \(type); cannot store \(values[name]!)")
-            }
+            try type.check(values[name]!, entity: info.entity.name, attribute: name)
         }
     }
 
@@ -384,13 +381,7 @@ public final class SQLiteTransaction: StoreWriter {
         let info = try info(batch.entity)
         let entity = batch.entity
         guard batch.count > 0 else { return [] }
-        var types: [AttributeType] = []
-        for name in batch.attributes {
-            guard let type = info.types[name] else {
-                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-            }
-            types.append(type)
-        }
+        let types = try AttributeType.types(of: batch.attributes, in: info.types, entity: entity)
         guard Set(batch.attributes).count == batch.attributes.count else {
             throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
         }
@@ -435,17 +426,7 @@ public final class SQLiteTransaction: StoreWriter {
         var ids: [ObjectID] = []
         ids.reserveCapacity(batch.count)
         for row in 0..<batch.count {
-            for (a, type) in types.enumerated() {
-                guard let value = batch.value(row: row, attribute: a) else {
-                    try statement.bindNull(Int32(a + 1))
-                    continue
-                }
-                guard type.accepts(value) else {
-                    throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
-                                     "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
-                }
-                try statement.bind(Int32(a + 1), value, as: type)
-            }
+            try bindValues(statement, types, entity, batch.attributes) { batch.value(row: row, attribute: $0) }
             for (k, (r, _)) in inRow.enumerated() {
                 let index = Int32(types.count + k + 1)
                 if let target = batch.target(row: row, relationship: r) {
@@ -471,19 +452,28 @@ public final class SQLiteTransaction: StoreWriter {
         return ids
     }
 
+    /// Binds one row of a batch, `value(a)` for attribute number `a` (nil: NULL), to parameters
+    /// 1 ... `types.count` of `statement`, checking each value against its attribute's type.
+    @inline(__always)
+    private func bindValues(_ statement: Statement, _ types: [AttributeType], _ entity: String, _ attributes: [String],
+                            _ value: (Int) -> Value?) throws {
+        for (a, type) in types.enumerated() {
+            guard let value = value(a) else {
+                try statement.bindNull(Int32(a + 1))
+                continue
+            }
+            try type.check(value, entity: entity, attribute: attributes[a])
+            try statement.bind(Int32(a + 1), value, as: type)
+        }
+    }
+
     /// Runs one prepared `UPDATE` for the whole batch.
     public func update(_ batch: UpdateBatch) throws {
         try checkOpen(writing: true)
         let info = try info(batch.entity)
         let entity = batch.entity
         guard batch.count > 0 else { return }
-        var types: [AttributeType] = []
-        for name in batch.attributes {
-            guard let type = info.types[name] else {
-                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-            }
-            types.append(type)
-        }
+        let types = try AttributeType.types(of: batch.attributes, in: info.types, entity: entity)
         guard Set(batch.attributes).count == batch.attributes.count else {
             throw StoreError(.unsupported, entity: entity, "an update batch of \(entity) names an attribute twice")
         }
@@ -500,17 +490,7 @@ public final class SQLiteTransaction: StoreWriter {
         let assignments = batch.attributes.map { "\(quote($0)) = ?" }.joined(separator: ", ")
         let statement = try connection.prepared("UPDATE \(info.table) SET \(assignments) WHERE \"rowid\" = ?")
         for (row, id) in batch.ids.enumerated() {
-            for (a, type) in types.enumerated() {
-                guard let value = batch.value(row: row, attribute: a) else {
-                    try statement.bindNull(Int32(a + 1))
-                    continue
-                }
-                guard type.accepts(value) else {
-                    throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
-                                     "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
-                }
-                try statement.bind(Int32(a + 1), value, as: type)
-            }
+            try bindValues(statement, types, entity, batch.attributes) { batch.value(row: row, attribute: $0) }
             try statement.bind(Int32(types.count + 1), id.rowID)
             try statement.execute("updating \(id)") { error in
                 if isUniqueViolation() {

@@ -54,6 +54,30 @@ extension AttributeType {
     }
 }
 
+extension AttributeType {
+    // The checks both stores make before writing a value, with the same errors.
+
+    /// The type of each of `names`, in order, looked up in `types` (an entity's attribute types
+    /// by name): how a store checks a batch's attributes once. An unknown name is a
+    /// ``StoreError/Kind/unknownAttribute`` error.
+    package static func types(of names: [String], in types: [String: AttributeType], entity: String) throws -> [AttributeType] {
+        try names.map { name in
+            guard let type = types[name] else {
+                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            }
+            return type
+        }
+    }
+
+    /// Throws a ``StoreError/Kind/typeMismatch`` error unless this type ``accepts(_:)`` `value`,
+    /// the value of `entity`.`attribute`.
+    package func check(_ value: Value, entity: String, attribute: String) throws {
+        guard accepts(value) else {
+            throw StoreError(.typeMismatch, entity: entity, member: attribute, "\(entity).\(attribute) is \(self); cannot store \(value)")
+        }
+    }
+}
+
 /// A typed attribute of an entity.
 public struct Attribute: Sendable, Hashable {
     public var name: String

@@ -218,13 +218,7 @@ extension InMemoryStore {
         func insert(_ batch: InsertBatch) throws -> [ObjectID] {
             let entity = batch.entity
             let info = try info(entity)
-            var types: [AttributeType] = []
-            for name in batch.attributes {
-                guard let type = info.attributeTypes[name] else {
-                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-                }
-                types.append(type)
-            }
+            let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let relationships = try batch.relationships.map { try relationship(entity, $0) }
             // Whether each relationship's target has one partner (flags only: a copy of the links
             // would make the next write copy them whole).
@@ -237,10 +231,7 @@ extension InMemoryStore {
                 var values = [String: Value](minimumCapacity: types.count)
                 for (a, type) in types.enumerated() {
                     guard let value = batch.value(row: row, attribute: a) else { continue }
-                    guard type.accepts(value) else {
-                        throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
-                                         "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
-                    }
+                    try type.check(value, entity: entity, attribute: batch.attributes[a])
                     values[batch.attributes[a]] = value
                 }
                 let id = try insert(entity, checked: values, info)
@@ -269,23 +260,14 @@ extension InMemoryStore {
         func update(_ batch: UpdateBatch) throws {
             let entity = batch.entity
             let info = try info(entity)
-            var types: [AttributeType] = []
-            for name in batch.attributes {
-                guard let type = info.attributeTypes[name] else {
-                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-                }
-                types.append(type)
-            }
+            let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let identityChanges = !Set(info.entity.identity).isDisjoint(with: batch.attributes)
             for (row, id) in batch.ids.enumerated() {
                 guard id.entity == entity, state.rows[entity]![id.rowID] != nil else {
                     throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
                 }
                 for (a, type) in types.enumerated() {
-                    if let value = batch.value(row: row, attribute: a), !type.accepts(value) {
-                        throw StoreError(.typeMismatch, entity: entity, member: batch.attributes[a],
-                                         "\(entity).\(batch.attributes[a]) is \(type); cannot store \(value)")
-                    }
+                    if let value = batch.value(row: row, attribute: a) { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
                 }
                 if identityChanges {
                     var setting: [String: Value] = [:]
@@ -333,10 +315,7 @@ extension InMemoryStore {
                 guard let type = info.attributeTypes[name] else {
                     throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
                 }
-                guard type.accepts(value) else {
-                    throw StoreError(.typeMismatch, entity: info.entity.name, member: name,
-                                     "\(info.entity.name).\(name) is \(type); cannot store \(value)")
-                }
+                try type.check(value, entity: info.entity.name, attribute: name)
             }
         }
 
