@@ -38,18 +38,6 @@ private func expectSameAsParser(_ bytes: [UInt8], _ comment: String = "", source
     }
 }
 
-/// A small deterministic generator (SplitMix64).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("JSONTape")
 struct JSONTapeTests {
     static let documents: [String] = [
@@ -115,7 +103,7 @@ struct JSONTapeTests {
 
     /// Generated documents, and every prefix and one-byte corruption of a few of them.
     @Test func generatedDocuments() {
-        var rng = SplitMix(state: 42)
+        var rng = SplitMix64(state: 42)
         func value(_ depth: Int) -> String {
             switch Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &rng) {
             case 0: return "null"
