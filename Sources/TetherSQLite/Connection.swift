@@ -114,17 +114,7 @@ final class Connection {
         }
         for (i, argument) in arguments.enumerated() {
             let index = Int32(i + 1)
-            let rc: Int32
-            switch argument {
-            case .null: rc = sqlite3_bind_null(statement, index)
-            case .int(let v): rc = sqlite3_bind_int64(statement, index, v)
-            case .double(let v): rc = sqlite3_bind_double(statement, index, v)
-            case .text(let v): rc = sqlite3_bind_text(statement, index, v, Int32(v.utf8.count), transient)
-            case .blob(let v):
-                rc = v.withUnsafeBytes { bytes in
-                    sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
-                }
-            }
+            let rc = bindArgument(argument, to: statement, at: index)
             if rc != SQLITE_OK { throw error(rc, "binding argument \(index) of \(sql)") }
         }
         while true {
@@ -146,6 +136,20 @@ final class Connection {
         var result: [T] = []
         try run(sql, arguments, context: context()) { result.append(try decode($0)) }
         return result
+    }
+}
+
+/// Binds `value` to parameter `index` of `statement`; returns SQLite's result code.
+private func bindArgument(_ value: SQLValue, to statement: OpaquePointer, at index: Int32) -> Int32 {
+    switch value {
+    case .null: return sqlite3_bind_null(statement, index)
+    case .int(let v): return sqlite3_bind_int64(statement, index, v)
+    case .double(let v): return sqlite3_bind_double(statement, index, v)
+    case .text(let v): return sqlite3_bind_text(statement, index, v, Int32(v.utf8.count), transient)
+    case .blob(let v):
+        return v.withUnsafeBytes { bytes in
+            sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
+        }
     }
 }
 
@@ -181,16 +185,7 @@ struct Statement {
         case .double(let v)?: rc = sqlite3_bind_double(handle, index, v)
         case .date(let v)?: rc = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
         default:
-            switch Codec.encode(value, as: type) {
-            case .null: rc = sqlite3_bind_null(handle, index)
-            case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
-            case .double(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let v): rc = sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), transient)
-            case .blob(let v):
-                rc = v.withUnsafeBytes { bytes in
-                    sqlite3_bind_blob64(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
-                }
-            }
+            rc = bindArgument(Codec.encode(value, as: type), to: handle, at: index)
         }
         try check(rc, index)
     }

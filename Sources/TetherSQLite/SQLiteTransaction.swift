@@ -71,6 +71,16 @@ public final class SQLiteTransaction: StoreWriter {
         Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
+    /// `SELECT selecting FROM table` of the rows whose identity `columns` match one of `keys`
+    /// keys (bound in key order): `IN (?, ...)` for one column, row values for several.
+    private func identityLookup(selecting: String, from table: String, columns: [String], keys: Int) -> String {
+        if columns.count == 1 {
+            return "SELECT \(selecting) FROM \(table) WHERE \(columns[0]) IN (\(placeholders(keys)))"
+        }
+        let row = "(" + placeholders(columns.count) + ")"
+        return "SELECT \(selecting) FROM \(table) WHERE (\(columns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: keys).joined(separator: ", ")))"
+    }
+
     // MARK: StoreReader
 
     public func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
@@ -86,13 +96,7 @@ public final class SQLiteTransaction: StoreWriter {
         var found: [IdentityKey: Object] = [:]
         let columns = identity.map { quote($0.name) }
         try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
-            let sql: String
-            if identity.count == 1 {
-                sql = "SELECT \(info.selectColumns) FROM \(info.table) WHERE \(columns[0]) IN (\(placeholders(chunk.count)))"
-            } else {
-                let row = "(" + placeholders(identity.count) + ")"
-                sql = "SELECT \(info.selectColumns) FROM \(info.table) WHERE (\(columns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", ")))"
-            }
+            let sql = identityLookup(selecting: info.selectColumns, from: info.table, columns: columns, keys: chunk.count)
             let arguments = chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
             try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
                 let object = self.decodeObject(info, row)
@@ -142,13 +146,7 @@ public final class SQLiteTransaction: StoreWriter {
         let identityColumns = identity.map { quote($0.name) }
         let selected = (["\"rowid\""] + identityColumns + attributes.map(quote)).joined(separator: ", ")
         try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
-            let sql: String
-            if identity.count == 1 {
-                sql = "SELECT \(selected) FROM \(info.table) WHERE \(identityColumns[0]) IN (\(placeholders(chunk.count)))"
-            } else {
-                let row = "(" + placeholders(identity.count) + ")"
-                sql = "SELECT \(selected) FROM \(info.table) WHERE (\(identityColumns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", ")))"
-            }
+            let sql = identityLookup(selecting: selected, from: info.table, columns: identityColumns, keys: chunk.count)
             let arguments = identity.count == 1
                 ? chunk.map { Codec.encode($0.single!, as: identity[0].type) }
                 : chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
