@@ -4,14 +4,23 @@
 #   bash .ci/servers.sh start   # DRF on 127.0.0.1:8000, Rails on 127.0.0.1:3000 (fresh, seeded databases)
 #   bash .ci/servers.sh stop
 #
-# The servers live in ../shared/servers (relative to the repository root). This script exports
+# The servers live in ../shared/servers (relative to the repository root); TETHER_SHARED names
+# another shared folder, and a local clone (`git clone . /tmp/check`) without one beside it uses
+# the one beside the repository it was cloned from. This script exports
 # nothing; the caller sets, for `swift test`:
 #   TETHER_DRF_URL=http://127.0.0.1:8000/api TETHER_RAILS_URL=http://127.0.0.1:3000 TETHER_REQUIRE_SERVERS=1
 # Ports can be changed with TETHER_DRF_PORT and TETHER_RAILS_PORT.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-servers="$root/../shared/servers"
+shared="${TETHER_SHARED:-$root/../shared}"
+if [ ! -d "$shared/servers" ] && [ -z "${TETHER_SHARED:-}" ]; then
+    origin="$(git -C "$root" config --get remote.origin.url 2>/dev/null || true)"
+    if [ -n "$origin" ] && [ -d "$origin/../shared/servers" ]; then
+        shared="$origin/../shared"
+    fi
+fi
+servers="$shared/servers"
 drf_port="${TETHER_DRF_PORT:-8000}"
 rails_port="${TETHER_RAILS_PORT:-3000}"
 
