@@ -104,4 +104,57 @@ import Tether
         #expect(try await client.count(Query("Employee", where: .isNotNull("name"), limit: 1)) == 4)
         await #expect(throws: StoreError.self) { try await client.fetch(Query("Employee", where: .equal("salary", .int(1)))) }
     }
+
+    /// Rows are kept by position in chunks: objects across many chunks, deletes that leave holes
+    /// (row ids are never reused), and changes to one object after a big insert.
+    @Test func rowsAcrossChunksDeletesAndReuse() async throws {
+        let client = try Client.Builder(schema: Self.schema).build()
+        let employees = JSON.array((1...1_000).map { i in ["id": .int(Int64(i)), "name": .string("e\(i)"), "department": ["id": .int(Int64(i % 3))]] })
+        let first = try await client.import(employees, as: "Employee")
+        #expect(first.inserted.count == 1_003)
+        let e700 = try #require(try await client.object("Employee", identity: .int(700)))
+        #expect(e700["name", as: String.self] == "e700")
+        #expect(try await client.related("department", of: e700.id).first?["id", as: Int64.self] == 1)
+        #expect(try await client.related("employees", of: try #require(try await client.object("Department", identity: .int(1))).id).count == 334)
+
+        try await client.deleteLocally(e700.id)
+        #expect(try await client.object("Employee", identity: .int(700)) == nil)
+        #expect(try await client.count(Query("Employee")) == 999)
+        #expect(try await client.count(Query("Employee", where: .hasPrefix("name", "e70"))) == 10)  // e70, e700...e709 less e700
+        #expect(try await client.related("employees", of: try #require(try await client.object("Department", identity: .int(1))).id).count == 333)
+
+        // Re-created: a new row id; the others keep theirs and their values.
+        let again = try await client.import(JSON(parsing: #"{"id": 700, "name": "back"}"#), as: "Employee")
+        #expect(again.inserted.count == 1 && again.objects[0].rowID == 1_001)
+        _ = try await client.import(JSON(parsing: #"{"id": 256, "name": "changed"}"#), as: "Employee")
+        let names = try await client.fetch(Query("Employee", where: .in("id", [.int(255), .int(256), .int(257), .int(700)]), sortedBy: [.ascending("id")]))
+        #expect(names.map { $0["name", as: String.self] } == ["e255", "changed", "e257", "back"])
+    }
+
+    /// Preparing again for a schema with other attributes keeps the rows, matched by name.
+    @Test func preparingForAChangedSchemaKeepsTheRows() async throws {
+        let store = InMemoryStore()
+        let before = try Schema {
+            Entity("Tag", identity: "id") {
+                Attribute("id", .int64)
+                Attribute("label", .string)
+                Attribute("color", .string)
+            }
+        }
+        _ = try await Client.Builder(schema: before).store(store).build()
+            .import(JSON(parsing: #"[{"id": 1, "label": "a", "color": "red"}, {"id": 2, "label": "b"}]"#), as: "Tag")
+        let after = try Schema {
+            Entity("Tag", identity: "id") {
+                Attribute("weight", .int64)
+                Attribute("label", .string)
+                Attribute("id", .int64)
+            }
+        }
+        let client = try Client.Builder(schema: after).store(store).build()
+        let tag = try #require(try await client.object("Tag", identity: .int(1)))
+        #expect(tag.values == ["id": .int(1), "label": .string("a")])
+        let result = try await client.import(JSON(parsing: #"{"id": 2, "weight": 5}"#), as: "Tag")
+        #expect(result.updated.count == 1)
+        #expect(try await client.object("Tag", identity: .int(2))?.values == ["id": .int(2), "label": .string("b"), "weight": .int(5)])
+    }
 }

@@ -7,6 +7,12 @@ import Synchronization
 /// Writes are serialised and atomic: a transaction works on a copy-on-write snapshot that
 /// replaces the committed state only when the body returns. Reads take the last committed
 /// snapshot and never wait for a write to finish.
+///
+/// Layout: each entity is a table of rows by position (attribute values in schema order), kept in
+/// chunks of ``Table/chunkRows`` rows, with row ids counted per entity from 1; each relationship
+/// keeps its links by row id, a to-one side as one dense array. A transaction's first change to a
+/// chunk copies that chunk only, so changing one object of a large table costs a chunk, not the
+/// table, and an import appends rows without building a dictionary per object.
 public final class InMemoryStore: Store {
     private let state = Mutex(State())
     /// Serialises writers; held for the whole transaction, separately from `state`, so that
@@ -43,42 +49,213 @@ extension InMemoryStore {
     /// What the store knows of an entity; fixed once prepared.
     struct EntityInfo: Sendable {
         let entity: Entity
+        /// The entity's position in ``State/tables``.
+        let table: Int
         let attributeTypes: [String: AttributeType]
         /// relationship name -> (index in `State.links`, true on the declaring (forward) side, destination)
         let relationships: [String: (index: Int, forward: Bool, destination: String)]
+    }
 
-        func identityKey(_ values: [String: Value]) -> IdentityKey? {
-            guard !entity.identity.isEmpty else { return nil }
-            if entity.identity.count == 1 { return values[entity.identity[0]].map(IdentityKey.init) }
+    /// The objects of one entity. Row id `r` is row `r - 1`; rows are kept by position, `width`
+    /// values each (nil: unset), in chunks of ``chunkRows`` rows. A deleted row stays as a
+    /// hole, so row ids are never reused.
+    struct Table: Sendable {
+        static let chunkRows = 256
+
+        struct Chunk: Sendable {
+            var values: [Value?] = []
+            var alive: [Bool] = []
+        }
+
+        var attributes: [String] = []
+        var positions: [String: Int] = [:]
+        /// The positions of the identity attributes.
+        var identity: [Int] = []
+        var chunks: [Chunk] = []
+        /// Rows ever inserted: the row ids in use are within 1...rowCount.
+        var rowCount = 0
+        var liveCount = 0
+        var identityIndex: [IdentityKey: Int64] = [:]
+
+        init() {}
+
+        init(_ entity: Entity) {
+            attributes = entity.attributes.map(\.name)
+            for (position, name) in attributes.enumerated() { positions[name] = position }
+            identity = entity.identity.compactMap { positions[$0] }
+        }
+
+        var width: Int { attributes.count }
+
+        func contains(_ rowID: Int64) -> Bool {
+            guard rowID >= 1, rowID <= Int64(rowCount) else { return false }
+            let r = Int(rowID - 1)
+            return chunks[r / Self.chunkRows].alive[r % Self.chunkRows]
+        }
+
+        /// The value at `position` of a row that exists.
+        @inline(__always)
+        func value(_ rowID: Int64, _ position: Int) -> Value? {
+            let r = Int(rowID - 1)
+            return chunks[r / Self.chunkRows].values[(r % Self.chunkRows) * width + position]
+        }
+
+        @inline(__always)
+        mutating func set(_ rowID: Int64, _ position: Int, _ value: Value?) {
+            let r = Int(rowID - 1)
+            chunks[r / Self.chunkRows].values[(r % Self.chunkRows) * width + position] = value
+        }
+
+        /// The set values of a row that exists, by name.
+        func values(_ rowID: Int64) -> [String: Value] {
+            let r = Int(rowID - 1)
+            let start = (r % Self.chunkRows) * width
+            return chunks[r / Self.chunkRows].values.withUnsafeBufferPointer { row in
+                var values = [String: Value](minimumCapacity: width)
+                for (position, name) in attributes.enumerated() {
+                    if let value = row[start + position] { values[name] = value }
+                }
+                return values
+            }
+        }
+
+        func identityKey(_ rowID: Int64) -> IdentityKey? {
+            identityKey { value(rowID, $0) }
+        }
+
+        /// The identity of a row whose value at each position is `value(position)`.
+        func identityKey(_ value: (Int) -> Value?) -> IdentityKey? {
+            guard !identity.isEmpty else { return nil }
+            if identity.count == 1 { return value(identity[0]).map(IdentityKey.init) }
             var key: [Value] = []
-            key.reserveCapacity(entity.identity.count)
-            for name in entity.identity {
-                guard let v = values[name] else { return nil }
+            key.reserveCapacity(identity.count)
+            for position in identity {
+                guard let v = value(position) else { return nil }
                 key.append(v)
             }
             return IdentityKey(key)
         }
+
+        /// Appends a row of `width` values in position order; returns its row id.
+        mutating func append(_ row: some Collection<Value?>) -> Int64 {
+            if rowCount % Self.chunkRows == 0 {
+                var chunk = Chunk()
+                chunk.values.reserveCapacity(Self.chunkRows * width)
+                chunk.alive.reserveCapacity(Self.chunkRows)
+                chunks.append(chunk)
+            }
+            chunks[chunks.count - 1].values.append(contentsOf: row)
+            chunks[chunks.count - 1].alive.append(true)
+            rowCount += 1
+            liveCount += 1
+            return Int64(rowCount)
+        }
+
+        /// Clears a row that exists and leaves its row id unused.
+        mutating func remove(_ rowID: Int64) {
+            for position in 0..<width { set(rowID, position, nil) }
+            let r = Int(rowID - 1)
+            chunks[r / Self.chunkRows].alive[r % Self.chunkRows] = false
+            liveCount -= 1
+        }
+
+        /// Calls `body` with the row id of every row, in row id order.
+        func forEachRow(_ body: (Int64) throws -> Void) rethrows {
+            for (c, chunk) in chunks.enumerated() {
+                for (i, alive) in chunk.alive.enumerated() where alive { try body(Int64(c * Self.chunkRows + i + 1)) }
+            }
+        }
+
+        /// This table's rows (row ids kept) for the attributes and identity of `entity`, matched by name.
+        func migrated(to entity: Entity) -> Table {
+            var table = Table(entity)
+            guard table.attributes != attributes || table.identity.map({ table.attributes[$0] }) != identity.map({ attributes[$0] }) else {
+                return self
+            }
+            for rowID in Int64(1)...Int64(max(rowCount, 1)) where rowID <= Int64(rowCount) {
+                let old = contains(rowID) ? values(rowID) : [:]
+                let new = table.append(table.attributes.map { old[$0] })
+                if !contains(rowID) {
+                    table.remove(new)
+                } else if let key = table.identityKey(new) {
+                    table.identityIndex[key] = new
+                }
+            }
+            return table
+        }
+    }
+
+    /// One side of a relationship's links, by the row ids of that side's entity.
+    struct LinkSide: Sendable {
+        /// Each object has at most one partner: kept in one dense array by row id (0: none).
+        let toOne: Bool
+        private var one: [Int64] = []
+        private var many: [Int64: [Int64]] = [:]
+
+        init(toOne: Bool) { self.toOne = toOne }
+
+        func targets(_ row: Int64) -> [Int64] {
+            if toOne {
+                let i = Int(row - 1)
+                return i < one.count && one[i] != 0 ? [one[i]] : []
+            }
+            return many[row] ?? []
+        }
+
+        func isLinked(_ row: Int64) -> Bool {
+            if toOne {
+                let i = Int(row - 1)
+                return i < one.count && one[i] != 0
+            }
+            return many[row] != nil
+        }
+
+        /// Replaces the partners of `row` (at most one on a to-one side).
+        mutating func set(_ row: Int64, _ targets: [Int64]) {
+            guard toOne else {
+                many[row] = targets.isEmpty ? nil : targets
+                return
+            }
+            let i = Int(row - 1)
+            if i >= one.count {
+                guard !targets.isEmpty else { return }
+                one.append(contentsOf: repeatElement(0, count: Swift.max(i + 1 - one.count, one.count / 2)))
+            }
+            one[i] = targets.first ?? 0
+        }
+
+        /// Adds `target` to the partners of `row` (replaces it on a to-one side).
+        mutating func add(_ row: Int64, _ target: Int64) {
+            if toOne { set(row, [target]) } else { many[row, default: []].append(target) }
+        }
+
+        mutating func remove(_ row: Int64, _ target: Int64) {
+            if toOne {
+                let i = Int(row - 1)
+                if i < one.count && one[i] == target { one[i] = 0 }
+            } else {
+                many[row]?.removeAll { $0 == target }
+                if many[row]?.isEmpty == true { many[row] = nil }
+            }
+        }
     }
 
     /// The links of one relationship and its inverse. `forward` is keyed by objects of the entity
-    /// that declares the relationship first.
+    /// that declares the relationship first, `backward` by objects of its destination.
     struct Links: Sendable {
-        var forward: [ObjectID: [ObjectID]] = [:]
-        var backward: [ObjectID: [ObjectID]] = [:]
-        /// Each source has at most one target.
-        let forwardToOne: Bool
-        /// Each target has at most one source (the inverse is to-one).
-        let backwardToOne: Bool
+        let source: String
+        let destination: String
+        /// Each source has at most one target; `backward.toOne`: each target has at most one source.
+        var forward: LinkSide
+        var backward: LinkSide
     }
 
     /// Everything stored. Mutated in place (never through a local copy, which would copy whole tables).
     struct State: Sendable {
         var prepared = false
         var entities: [String: EntityInfo] = [:]
-        var rows: [String: [Int64: [String: Value]]] = [:]
-        var identityIndex: [String: [IdentityKey: Int64]] = [:]
+        var tables: [Table] = []
         var links: [Links] = []
-        var nextRowID: Int64 = 1
 
         mutating func prepare(_ schema: Schema) {
             var relationshipSlots: [String: [String: (index: Int, forward: Bool, destination: String)]] = [:]
@@ -86,7 +263,9 @@ extension InMemoryStore {
             for entity in schema.entities {
                 for relationship in entity.relationships where relationshipSlots[entity.name]?[relationship.name] == nil {
                     let inverse = relationship.inverse.flatMap { schema[relationship.destination]?.relationship(named: $0) }
-                    links.append(Links(forwardToOne: !relationship.isToMany, backwardToOne: inverse.map { !$0.isToMany } ?? false))
+                    links.append(Links(source: entity.name, destination: relationship.destination,
+                                       forward: LinkSide(toOne: !relationship.isToMany),
+                                       backward: LinkSide(toOne: inverse.map { !$0.isToMany } ?? false)))
                     relationshipSlots[entity.name, default: [:]][relationship.name] = (links.count - 1, true, relationship.destination)
                     if let inverse {
                         relationshipSlots[relationship.destination, default: [:]][inverse.name] = (links.count - 1, false, entity.name)
@@ -94,14 +273,18 @@ extension InMemoryStore {
                 }
             }
             self.links = links
+            var tables: [Table] = []
+            var entities: [String: EntityInfo] = [:]
             for entity in schema.entities {
+                let old = self.entities[entity.name].map { self.tables[$0.table] }
+                tables.append(old?.migrated(to: entity) ?? Table(entity))
                 entities[entity.name] = EntityInfo(
-                    entity: entity,
+                    entity: entity, table: tables.count - 1,
                     attributeTypes: Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.type) }),
                     relationships: relationshipSlots[entity.name] ?? [:])
-                if rows[entity.name] == nil { rows[entity.name] = [:] }
-                if identityIndex[entity.name] == nil { identityIndex[entity.name] = [:] }
             }
+            self.tables = tables
+            self.entities = entities
             prepared = true
         }
     }
@@ -128,17 +311,18 @@ extension InMemoryStore {
             return found
         }
 
-        private func exists(_ id: ObjectID) -> Bool { state.rows[id.entity]?[id.rowID] != nil }
+        private func exists(_ id: ObjectID) -> Bool {
+            guard let info = state.entities[id.entity] else { return false }
+            return state.tables[info.table].contains(id.rowID)
+        }
 
         func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
-            _ = try info(entity)
+            let table = state.tables[try info(entity).table]
             var found: [IdentityKey: Object] = [:]
             found.reserveCapacity(identities.count)
-            let index = state.identityIndex[entity]!
-            let rows = state.rows[entity]!
             for key in identities {
-                if let row = index[key], let values = rows[row] {
-                    found[key] = Object(id: ObjectID(entity: entity, rowID: row), values: values)
+                if let row = table.identityIndex[key] {
+                    found[key] = Object(id: ObjectID(entity: entity, rowID: row), values: table.values(row))
                 }
             }
             return found
@@ -146,39 +330,47 @@ extension InMemoryStore {
 
         func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
             let info = try info(entity)
-            for name in attributes where info.attributeTypes[name] == nil {
-                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+            let table = state.tables[info.table]
+            let positions = try attributes.map { name in
+                guard let position = table.positions[name] else {
+                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+                }
+                return position
             }
-            let index = state.identityIndex[entity]!
-            let rows = state.rows[entity]!
             return identities.map { key in
-                guard let row = index[key], let values = rows[row] else { return nil }
-                return StoredRow(id: ObjectID(entity: entity, rowID: row), values: attributes.map { values[$0] })
+                guard let row = table.identityIndex[key] else { return nil }
+                return StoredRow(id: ObjectID(entity: entity, rowID: row), values: positions.map { table.value(row, $0) })
             }
         }
 
         func object(_ id: ObjectID) throws -> Object? {
-            _ = try info(id.entity)
-            return state.rows[id.entity]![id.rowID].map { Object(id: id, values: $0) }
+            let table = state.tables[try info(id.entity).table]
+            return table.contains(id.rowID) ? Object(id: id, values: table.values(id.rowID)) : nil
         }
 
         func fetch(_ query: Query) throws -> [Object] {
-            try check(query)
-            return query.apply(to: state.rows[query.entity]!.map { Object(id: ObjectID(entity: query.entity, rowID: $0.key), values: $0.value) })
+            let table = state.tables[try check(query)]
+            var objects: [Object] = []
+            objects.reserveCapacity(table.liveCount)
+            table.forEachRow { row in objects.append(Object(id: ObjectID(entity: query.entity, rowID: row), values: table.values(row))) }
+            return query.apply(to: objects)
         }
 
         func count(_ query: Query) throws -> Int {
-            try check(query)
-            let rows = state.rows[query.entity]!
-            guard let condition = query.condition else { return rows.count }
-            return rows.values.reduce(0) { $0 + (condition.matches($1) ? 1 : 0) }
+            let table = state.tables[try check(query)]
+            guard let condition = query.condition else { return table.liveCount }
+            var count = 0
+            table.forEachRow { row in if condition.matches(table.values(row)) { count += 1 } }
+            return count
         }
 
-        private func check(_ query: Query) throws {
+        /// Checks the query's attributes; returns its entity's table.
+        private func check(_ query: Query) throws -> Int {
             let info = try info(query.entity)
             for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.attributeTypes[name] == nil {
                 throw StoreError(.unknownAttribute, entity: query.entity, member: name, "\(query.entity) has no attribute '\(name)'")
             }
+            return info.table
         }
 
         func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
@@ -187,8 +379,9 @@ extension InMemoryStore {
             for id in ids {
                 let slot = try slots[id.entity] ?? self.relationship(id.entity, relationship)
                 slots[id.entity] = slot
-                let targets = slot.forward ? state.links[slot.index].forward[id] : state.links[slot.index].backward[id]
-                if let targets, !targets.isEmpty { result[id] = targets }
+                let links = state.links[slot.index]
+                let targets = slot.forward ? links.forward.targets(id.rowID) : links.backward.targets(id.rowID)
+                if !targets.isEmpty { result[id] = targets.map { ObjectID(entity: slot.destination, rowID: $0) } }
             }
             return result
         }
@@ -196,61 +389,88 @@ extension InMemoryStore {
         func insert(_ entity: String, values: [String: Value]) throws -> Object {
             let info = try info(entity)
             try checkValues(values, info)
-            return Object(id: try insert(entity, checked: values, info), values: values)
+            let row = try insertRows(info, count: 1) { _, table in table.attributes.map { values[$0] } }
+            return Object(id: ObjectID(entity: entity, rowID: row.lowerBound), values: values)
         }
 
-        private func insert(_ entity: String, checked values: [String: Value], _ info: EntityInfo) throws -> ObjectID {
-            let key = info.identityKey(values)
-            if let key, state.identityIndex[entity]![key] != nil {
-                throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
+        /// Appends `count` rows to the entity's table, `row(i, table)` giving row `i`'s values by
+        /// position (checked already); returns their row ids.
+        private func insertRows(_ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> [Value?]) throws -> ClosedRange<Int64> {
+            let entity = info.entity.name
+            // The table is moved out while rows are appended, so that it is changed in place.
+            var table = Table()
+            swap(&table, &state.tables[info.table])
+            defer { swap(&table, &state.tables[info.table]) }
+            let first = Int64(table.rowCount + 1)
+            for i in 0..<count {
+                let values = try row(i, table)
+                let key = table.identityKey { values[$0] }
+                if let key, table.identityIndex[key] != nil {
+                    throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
+                }
+                let rowID = table.append(values)
+                if let key { table.identityIndex[key] = rowID }
             }
-            let row = state.nextRowID
-            state.nextRowID += 1
-            state.rows[entity]![row] = values
-            if let key { state.identityIndex[entity]![key] = row }
-            let id = ObjectID(entity: entity, rowID: row)
-            changes.inserted.insert(id)
-            return id
+            let last = Int64(table.rowCount)
+            for rowID in first...max(first, last) where rowID <= last { changes.inserted.insert(ObjectID(entity: entity, rowID: rowID)) }
+            return first...last
         }
 
-        /// Checks the batch's names once, then inserts and links each row; a new object has no
+        /// Checks the batch's names once, then appends its rows and links them; a new object has no
         /// links to replace, so a one-to-many link is two appends.
         func insert(_ batch: InsertBatch) throws -> [ObjectID] {
             let entity = batch.entity
             let info = try info(entity)
+            guard batch.count > 0 else { return [] }
             let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let relationships = try batch.relationships.map { try relationship(entity, $0) }
-            // Whether each relationship's target has one partner (flags only: a copy of the links
-            // would make the next write copy them whole).
-            let targetToOne = relationships.map { slot in
-                slot.forward ? state.links[slot.index].backwardToOne : state.links[slot.index].forwardToOne
+            let width = batch.attributes.count
+            let positions = state.tables[info.table].positions
+            let columns = batch.attributes.map { positions[$0]! }
+            guard Set(columns).count == columns.count else {
+                throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
             }
-            var ids: [ObjectID] = []
-            ids.reserveCapacity(batch.count)
-            for row in 0..<batch.count {
-                var values = [String: Value](minimumCapacity: types.count)
-                for (a, type) in types.enumerated() {
-                    guard let value = batch.value(row: row, attribute: a) else { continue }
-                    try type.check(value, entity: entity, attribute: batch.attributes[a])
-                    values[batch.attributes[a]] = value
+            let inOrder = columns == Array(0..<state.tables[info.table].width)
+            let rows = try batch.values.withUnsafeBufferPointer { values in
+                try insertRows(info, count: batch.count) { i, table in
+                    let row = values[(i * width)..<((i + 1) * width)]
+                    for (a, type) in types.enumerated() {
+                        if let value = row[row.startIndex + a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
+                    }
+                    if inOrder { return Array(row) }
+                    var ordered = [Value?](repeating: nil, count: table.width)
+                    for (a, position) in columns.enumerated() { ordered[position] = row[row.startIndex + a] }
+                    return ordered
                 }
-                let id = try insert(entity, checked: values, info)
-                ids.append(id)
-                for (r, slot) in relationships.enumerated() {
+            }
+            let ids = rows.map { ObjectID(entity: entity, rowID: $0) }
+            for (r, slot) in relationships.enumerated() {
+                let targetTable = state.tables[state.entities[slot.destination]!.table]
+                // Moved out so that they are changed in place.
+                var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
+                swap(&links, &state.links[slot.index])
+                var fallback: [(ObjectID, ObjectID)] = []
+                var touched: [Int64] = []
+                for (row, id) in ids.enumerated() {
                     guard let target = batch.target(row: row, relationship: r) else { continue }
-                    guard target.entity == slot.destination, exists(target), !targetToOne[r] else {
-                        try setRelated(batch.relationships[r], of: id, to: [target])  // its checks and errors
+                    // A target with one partner on this side, or a wrong one: the general path.
+                    let targetToOne = slot.forward ? links.backward.toOne : links.forward.toOne
+                    guard target.entity == slot.destination, targetTable.contains(target.rowID), !targetToOne else {
+                        fallback.append((id, target))
                         continue
                     }
                     if slot.forward {
-                        state.links[slot.index].forward[id] = [target]
-                        state.links[slot.index].backward[target, default: []].append(id)
+                        links.forward.set(id.rowID, [target.rowID])
+                        links.backward.add(target.rowID, id.rowID)
                     } else {
-                        state.links[slot.index].backward[id] = [target]
-                        state.links[slot.index].forward[target, default: []].append(id)
+                        links.backward.set(id.rowID, [target.rowID])
+                        links.forward.add(target.rowID, id.rowID)
                     }
-                    markUpdated(target)
+                    touched.append(target.rowID)
                 }
+                swap(&links, &state.links[slot.index])
+                for target in touched { markUpdated(ObjectID(entity: slot.destination, rowID: target)) }
+                for (id, target) in fallback { try setRelated(batch.relationships[r], of: id, to: [target]) }  // its checks and errors
             }
             return ids
         }
@@ -262,8 +482,9 @@ extension InMemoryStore {
             let info = try info(entity)
             let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let identityChanges = !Set(info.entity.identity).isDisjoint(with: batch.attributes)
+            let positions = batch.attributes.map { state.tables[info.table].positions[$0]! }
             for (row, id) in batch.ids.enumerated() {
-                guard id.entity == entity, state.rows[entity]![id.rowID] != nil else {
+                guard id.entity == entity, state.tables[info.table].contains(id.rowID) else {
                     throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
                 }
                 for (a, type) in types.enumerated() {
@@ -278,8 +499,8 @@ extension InMemoryStore {
                     try update(id, setting: setting, clearing: clearing)
                     continue
                 }
-                for (a, name) in batch.attributes.enumerated() {
-                    state.rows[entity]![id.rowID]![name] = batch.value(row: row, attribute: a)
+                for (a, position) in positions.enumerated() {
+                    state.tables[info.table].set(id.rowID, position, batch.value(row: row, attribute: a))
                 }
                 markUpdated(id)
             }
@@ -287,26 +508,27 @@ extension InMemoryStore {
 
         func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
             let info = try info(id.entity)
-            guard let old = state.rows[id.entity]![id.rowID] else {
+            guard state.tables[info.table].contains(id.rowID) else {
                 throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
             }
             try checkValues(values, info)
             for name in cleared where info.attributeTypes[name] == nil {
                 throw StoreError(.unknownAttribute, entity: id.entity, member: name, "\(id.entity) has no attribute '\(name)'")
             }
-            var row = old
-            for name in cleared { row[name] = nil }
-            for (name, value) in values { row[name] = value }
-            let oldKey = info.identityKey(old)
-            let newKey = info.identityKey(row)
+            // Read without keeping a copy of the table (which would make the writes below copy it).
+            var row = (0..<state.tables[info.table].width).map { state.tables[info.table].value(id.rowID, $0) }
+            for name in cleared { row[state.tables[info.table].positions[name]!] = nil }
+            for (name, value) in values { row[state.tables[info.table].positions[name]!] = value }
+            let oldKey = state.tables[info.table].identityKey(id.rowID)
+            let newKey = state.tables[info.table].identityKey { row[$0] }
             if newKey != oldKey {
-                if let newKey, state.identityIndex[id.entity]![newKey] != nil {
+                if let newKey, state.tables[info.table].identityIndex[newKey] != nil {
                     throw StoreError(.duplicateIdentity, entity: id.entity, "an object of \(id.entity) with identity \(newKey) exists")
                 }
-                if let oldKey { state.identityIndex[id.entity]![oldKey] = nil }
-                if let newKey { state.identityIndex[id.entity]![newKey] = id.rowID }
+                if let oldKey { state.tables[info.table].identityIndex[oldKey] = nil }
+                if let newKey { state.tables[info.table].identityIndex[newKey] = id.rowID }
             }
-            state.rows[id.entity]![id.rowID] = row
+            for (position, value) in row.enumerated() { state.tables[info.table].set(id.rowID, position, value) }
             markUpdated(id)
         }
 
@@ -325,22 +547,23 @@ extension InMemoryStore {
 
         func delete(_ id: ObjectID) throws {
             let info = try info(id.entity)
-            guard let row = state.rows[id.entity]![id.rowID] else {
+            guard state.tables[info.table].contains(id.rowID) else {
                 throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
             }
             for name in info.relationships.keys {
                 try setRelated(name, of: id, to: [])
             }
             // Links from relationships without an inverse that point at this object.
-            for index in state.links.indices where state.links[index].backward[id] != nil {
-                for source in state.links[index].backward.removeValue(forKey: id) ?? [] {
-                    state.links[index].forward[source]?.removeAll { $0 == id }
-                    if state.links[index].forward[source]?.isEmpty == true { state.links[index].forward[source] = nil }
-                    markUpdated(source)
+            for index in state.links.indices where state.links[index].destination == id.entity && state.links[index].backward.isLinked(id.rowID) {
+                let source = state.links[index].source
+                for row in state.links[index].backward.targets(id.rowID) {
+                    state.links[index].forward.remove(row, id.rowID)
+                    markUpdated(ObjectID(entity: source, rowID: row))
                 }
+                state.links[index].backward.set(id.rowID, [])
             }
-            if let key = info.identityKey(row) { state.identityIndex[id.entity]![key] = nil }
-            state.rows[id.entity]![id.rowID] = nil
+            if let key = state.tables[info.table].identityKey(id.rowID) { state.tables[info.table].identityIndex[key] = nil }
+            state.tables[info.table].remove(id.rowID)
             changes.updated.remove(id)
             if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
         }
@@ -348,7 +571,7 @@ extension InMemoryStore {
         func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
             let slot = try self.relationship(id.entity, relationship)
             guard exists(id) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
-            var unique: [ObjectID] = []
+            var unique: [Int64] = []
             var seen = Set<ObjectID>()
             for target in targets where seen.insert(target).inserted {
                 guard target.entity == slot.destination else {
@@ -356,56 +579,56 @@ extension InMemoryStore {
                                      "\(id.entity).\(relationship) links to \(slot.destination), not \(target.entity)")
                 }
                 guard exists(target) else { throw StoreError(.objectNotFound, entity: target.entity, "no object \(target)") }
-                unique.append(target)
+                unique.append(target.rowID)
             }
-            let sourceToOne = slot.forward ? state.links[slot.index].forwardToOne : state.links[slot.index].backwardToOne
-            let targetToOne = slot.forward ? state.links[slot.index].backwardToOne : state.links[slot.index].forwardToOne
+            let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
             if sourceToOne && unique.count > 1 {
                 throw StoreError(.typeMismatch, entity: id.entity, member: relationship, "\(id.entity).\(relationship) is to-one")
             }
-            var touched: [ObjectID] = []
+            var sources: [Int64] = []
+            var destinations: [Int64] = []
             // Move the links out so they are uniquely referenced and mutate in place, then move back.
-            var links = Links(forwardToOne: false, backwardToOne: false)
+            var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
             swap(&links, &state.links[slot.index])
-            defer { swap(&links, &state.links[slot.index]) }
             if slot.forward {
-                Self.relink(id, unique, targetToOne, &links.forward, &links.backward, &touched)
+                Self.relink(id.rowID, unique, &links.forward, &links.backward, &sources, &destinations)
             } else {
-                Self.relink(id, unique, targetToOne, &links.backward, &links.forward, &touched)
+                Self.relink(id.rowID, unique, &links.backward, &links.forward, &sources, &destinations)
             }
-            for object in touched { markUpdated(object) }
+            swap(&links, &state.links[slot.index])
+            for row in sources { markUpdated(ObjectID(entity: id.entity, rowID: row)) }
+            for row in destinations { markUpdated(ObjectID(entity: slot.destination, rowID: row)) }
         }
 
-        /// Replaces the links of `id` in `out` (and the mirror entries in `back`), in place.
+        /// Replaces the links of `id` in `out` (and the mirror entries in `back`), in place;
+        /// collects the objects whose links changed on each side.
         private static func relink(
-            _ id: ObjectID, _ targets: [ObjectID], _ targetToOne: Bool,
-            _ out: inout [ObjectID: [ObjectID]], _ back: inout [ObjectID: [ObjectID]], _ touched: inout [ObjectID]
+            _ id: Int64, _ targets: [Int64], _ out: inout LinkSide, _ back: inout LinkSide,
+            _ sources: inout [Int64], _ destinations: inout [Int64]
         ) {
-            let old = out[id] ?? []
+            let old = out.targets(id)
             if old == targets { return }
             let keep = Set(targets)
             for target in old where !keep.contains(target) {
-                back[target]?.removeAll { $0 == id }
-                if back[target]?.isEmpty == true { back[target] = nil }
-                touched.append(target)
+                back.remove(target, id)
+                destinations.append(target)
             }
             let oldSet = Set(old)
             for target in targets {
-                if targetToOne {
+                if back.toOne {
                     // A target has one partner on this side: take it from its previous one.
-                    for previous in back[target] ?? [] where previous != id {
-                        out[previous]?.removeAll { $0 == target }
-                        if out[previous]?.isEmpty == true { out[previous] = nil }
-                        touched.append(previous)
+                    for previous in back.targets(target) where previous != id {
+                        out.remove(previous, target)
+                        sources.append(previous)
                     }
-                    if back[target] != [id] { back[target] = [id] }
+                    if back.targets(target) != [id] { back.set(target, [id]) }
                 } else if !oldSet.contains(target) {
-                    back[target, default: []].append(id)
+                    back.add(target, id)
                 }
-                if !oldSet.contains(target) { touched.append(target) }
+                if !oldSet.contains(target) { destinations.append(target) }
             }
-            out[id] = targets.isEmpty ? nil : targets
-            touched.append(id)
+            out.set(id, targets)
+            sources.append(id)
         }
     }
 }
