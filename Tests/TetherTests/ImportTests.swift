@@ -407,6 +407,18 @@ import Tether
         #expect(error?.offset == 21)
     }
 
+    /// Bytes are read a batch at a time: a syntax error after batches were imported rolls them back.
+    @Test func malformedJSONInALaterBatchWritesNothing() async throws {
+        let client = try makeClient(options: ImportOptions(batchSize: 2))
+        let text = "[" + (1...5).map { #"{"id": \#($0)}"# }.joined(separator: ", ") + ", {\"id\": 6} x]"
+        let error = await #expect(throws: JSONParseError.self) { try await client.import(Data(text.utf8), as: "User") }
+        #expect(error?.offset == text.utf8.count - 2)
+        #expect(try await client.count(Query("User")) == 0)
+        // The same bytes without the stray character import in three batches.
+        let fixed = try await client.import(Data(text.replacingOccurrences(of: " x]", with: "]").utf8), as: "User")
+        #expect(fixed.inserted.count == 6)
+    }
+
     @Test func wrongTopLevelShapeIsAnError() async throws {
         let client = try makeClient()
         let error = await #expect(throws: ImportError.self) { try await client.import(JSON(parsing: "42"), as: "User") }

@@ -22,10 +22,42 @@ private func parserResult(_ bytes: [UInt8]) -> Result<JSON, JSONParseError> {
     }
 }
 
-/// The tape accepts exactly what the parser accepts, with the same values and the same errors.
+/// What the array reader makes of `bytes`, `batch` elements at a time: the elements as an array,
+/// or the error; nil when the document is not an array.
+private func readerResult(_ bytes: [UInt8], batch: Int) -> Result<JSON, JSONParseError>? {
+    bytes.withUnsafeBufferPointer { buffer in
+        guard var reader = JSONTape.ArrayReader(buffer) else { return nil }
+        var tape = JSONTape()
+        var elements: [JSON] = []
+        do throws(JSONParseError) {
+            while case let count = try reader.read(batch, into: &tape), count > 0 {
+                #expect(tape.roots.count == count && count <= batch)
+                elements += tape.withRoots(bytes: buffer) { $0.map { $0.materialize() } }
+            }
+            return .success(.array(elements))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// The tape, whole and (for arrays) read a batch at a time, accepts exactly what the parser
+/// accepts, with the same values and the same errors.
 private func expectSameAsParser(_ bytes: [UInt8], _ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
-    let tape = tapeResult(bytes)
     let parser = parserResult(bytes)
+    let startsWithArray = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.first == UInt8(ascii: "[")
+        || (bytes.starts(with: [0xEF, 0xBB, 0xBF]) && bytes.dropFirst(3).drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.first == UInt8(ascii: "["))
+    for batch in [1, 2, 7] {
+        let reader = readerResult(bytes, batch: batch)
+        #expect((reader != nil) == startsWithArray, "\(comment)", sourceLocation: sourceLocation)
+        if let reader { expectSame(reader, parser, "\(comment), read \(batch) at a time", sourceLocation: sourceLocation) }
+    }
+    expectSame(tapeResult(bytes), parser, comment, sourceLocation: sourceLocation)
+}
+
+private func expectSame(
+    _ tape: Result<JSON, JSONParseError>, _ parser: Result<JSON, JSONParseError>, _ comment: String, sourceLocation: SourceLocation
+) {
     switch (tape, parser) {
     case (.success(let a), .success(let b)):
         // Compare serialised forms too, so -0.0 and 0 or NaN-free doubles are told apart.

@@ -63,13 +63,13 @@ public final class Client: Sendable {
         guard data.count <= JSONTape.maximumSize else {
             return try await self.import(JSON(parsing: data), as: entity, options: options)
         }
-        // The bytes are checked whole first (as `JSON(parsing:)` would), then imported from the tape.
-        let tape = try data.withUnsafeBytes { raw throws(JSONParseError) in
-            try JSONTape(parsing: raw.bindMemory(to: UInt8.self))
-        }
+        // The bytes are checked as they are read (as `JSON(parsing:)` would check them), a batch
+        // at a time: a syntax error anywhere rolls the whole import back.
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
-            try importer.run(tape, bytes: data, as: entity, in: writer)
+            try data.withUnsafeBytes { raw in
+                try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
+            }
         }
     }
 

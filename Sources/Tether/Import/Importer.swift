@@ -53,13 +53,25 @@ struct Importer: Sendable {
         return session.result()
     }
 
-    /// Imports the bytes of a JSON document already checked into `tape`.
-    func run(_ tape: JSONTape, bytes: Data, as entity: String, in writer: any StoreWriter) throws -> ImportResult {
-        try bytes.withUnsafeBytes { raw in
-            try tape.withRoots(bytes: raw.bindMemory(to: UInt8.self)) { roots in
-                try run([(entity, roots[0])], in: writer)
-            }
+    /// Imports the bytes of a JSON document. A top-level array is read onto a tape one batch at a
+    /// time, in one pass over the bytes, so the tape holds one batch's entries; any other document
+    /// is read whole.
+    func run(bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+        guard var reader = JSONTape.ArrayReader(bytes) else {
+            let tape = try JSONTape(parsing: bytes)
+            return try tape.withRoots(bytes: bytes) { roots in try run([(entityName, roots[0])], in: writer) }
         }
+        let session = ImportSession<TapeValue>(importer: self, writer: writer)
+        let entity = try entityPlan(entityName)
+        var tape = JSONTape()
+        var first = 0
+        while case let count = try reader.read(options.batchSize, into: &tape), count > 0 {
+            try tape.withRoots(bytes: bytes) { roots in
+                try session.importBatch(roots[...], entity: entity, base: [], indexed: true, offset: first)
+            }
+            first += count
+        }
+        return session.result()
     }
 
     /// Streams the top-level array of a file through the import, one batch at a time: each

@@ -81,6 +81,43 @@ struct JSONTape: Sendable {
     }
 }
 
+extension JSONTape {
+    /// Reads a document whose top level is an array onto a tape a batch of elements at a time, in
+    /// one pass over the bytes: the import of bytes already in memory keeps one batch's entries,
+    /// not the whole document's. The checks and errors are those of ``JSONTape/init(parsing:)``.
+    struct ArrayReader {
+        private var parser: TapeParser
+        private var started = false
+        private var finished = false
+
+        /// A reader of `bytes`, or nil when the document's first value is not an array.
+        init?(_ bytes: UnsafeBufferPointer<UInt8>) {
+            parser = TapeParser(bytes, offset: 0, entries: [])
+            guard parser.beginTopLevelArray() else { return nil }
+        }
+
+        /// Empties `tape` and reads up to `count` more elements onto it, one root each (their
+        /// offsets are into the whole document); returns how many were read, 0 at the end.
+        mutating func read(_ count: Int, into tape: inout JSONTape) throws(JSONParseError) -> Int {
+            tape.removeAll()
+            swap(&parser.entries, &tape.entries)
+            defer { swap(&parser.entries, &tape.entries) }
+            var read = 0
+            while read < count, !finished {
+                let root = parser.entries.count
+                if try parser.nextTopLevelElement(first: !started) {
+                    tape.roots.append(root)
+                    read += 1
+                } else {
+                    finished = true
+                }
+                started = true
+            }
+            return read
+        }
+    }
+}
+
 /// One value on a tape: two pointers and an index, no reference counting. Valid only inside
 /// ``JSONTape/withRoots(bytes:_:)``.
 struct TapeValue {
@@ -262,6 +299,60 @@ private struct TapeParser {
     mutating func parseDocument() throws(JSONParseError) {
         if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { index = 3 }
         try parseValue()
+        skipWhitespace()
+        if index < end {
+            throw error(at: index, "unexpected \(describe(base[index])) after the JSON value")
+        }
+    }
+
+    /// Skips a byte order mark and whitespace and enters a top-level array; false (nothing
+    /// consumed) when the document does not start with one.
+    mutating func beginTopLevelArray() -> Bool {
+        if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { index = 3 }
+        skipWhitespace()
+        guard index < end, base[index] == ASCII.openBracket else {
+            index = 0
+            return false
+        }
+        index += 1
+        depth = 1
+        return true
+    }
+
+    /// Parses the next element of the top-level array entered by ``beginTopLevelArray()``;
+    /// false after its closing bracket, once the rest of the document is checked.
+    mutating func nextTopLevelElement(first: Bool) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        if first {
+            if index < end, base[index] == ASCII.closeBracket {
+                index += 1
+                try finishDocument()
+                return false
+            }
+        } else {
+            guard index < end else { throw error(at: index, "unexpected end of input in an array, expected ',' or ']'") }
+            let byte = base[index]
+            if byte == ASCII.comma {
+                let comma = index
+                index += 1
+                skipWhitespace()
+                if index < end, base[index] == ASCII.closeBracket {
+                    throw error(at: comma, "trailing comma before ']'")
+                }
+            } else if byte == ASCII.closeBracket {
+                index += 1
+                try finishDocument()
+                return false
+            } else {
+                throw error(at: index, "unexpected \(describe(byte)) in an array, expected ',' or ']'")
+            }
+        }
+        try parseValue()
+        return true
+    }
+
+    private mutating func finishDocument() throws(JSONParseError) {
+        depth = 0
         skipWhitespace()
         if index < end {
             throw error(at: index, "unexpected \(describe(base[index])) after the JSON value")
