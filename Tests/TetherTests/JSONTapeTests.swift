@@ -211,11 +211,13 @@ struct JSONTapeTests {
                 #expect(object.member(ImportKey("ab"))?.materialize() == .string("two"))  // the last one wins
                 #expect(object.member(ImportKey("missing")) == nil)
                 #expect(object.member(ImportKey("n"))?.isNull == true)
-                #expect(object.member(ImportKey("id"))?.directValue(for: .int16, dates: .default) == .int(7))
-                #expect(object.member(ImportKey("ok"))?.directValue(for: .bool, dates: .default) == .bool(true))
-                #expect(object.member(ImportKey("date"))?.directValue(for: .date, dates: .default)
+                #expect(object.member(ImportKey("id"))?.directValue(DirectKind(.int16), iso8601Dates: true) == .int(7))
+                #expect(object.member(ImportKey("id"))?.directValue(DirectKind(.string), iso8601Dates: true) == nil)
+                #expect(object.member(ImportKey("ok"))?.directValue(DirectKind(.bool), iso8601Dates: true) == .bool(true))
+                #expect(object.member(ImportKey("date"))?.directValue(DirectKind(.date), iso8601Dates: true)
                     == .date(Date(timeIntervalSince1970: 1_296_068_472)))
-                #expect(object.member(ImportKey("date"))?.directValue(for: .date, dates: DateDecoding([.secondsSince1970])) == nil)
+                #expect(object.member(ImportKey("date"))?.directValue(DirectKind(.date), iso8601Dates: false) == nil)
+                #expect(object.member(ImportKey("ab"))?.directValue(DirectKind(.url), iso8601Dates: true) == nil)  // the general path
             }
         }
         // Repeated keys, the escaped one last; an empty object; a nested object's keys stay its own.

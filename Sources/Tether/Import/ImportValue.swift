@@ -30,7 +30,28 @@ protocol ImportValue {
     func materialize() -> JSON
     /// A conversion straight from the source for the common cases, giving exactly what
     /// ``Importer/value(_:for:)`` gives for ``materialize()``; nil means "take the general path".
-    func directValue(for type: AttributeType, dates: DateDecoding) -> Value?
+    /// `iso8601Dates`: the first date format is ISO 8601.
+    func directValue(_ kind: DirectKind, iso8601Dates: Bool) -> Value?
+}
+
+/// How an attribute's values may be converted straight from the source
+/// (``ImportValue/directValue(_:iso8601Dates:)``); computed once per entity plan, so the import
+/// does not copy the attribute's type for every value.
+enum DirectKind: UInt8, Sendable {
+    case string, int16, int32, int64, double, bool, date, general
+
+    init(_ type: AttributeType) {
+        switch type {
+        case .string: self = .string
+        case .int16: self = .int16
+        case .int32: self = .int32
+        case .int64: self = .int64
+        case .double, .float: self = .double
+        case .bool: self = .bool
+        case .date: self = .date
+        default: self = .general
+        }
+    }
 }
 
 extension JSON: ImportValue {
@@ -42,7 +63,7 @@ extension JSON: ImportValue {
     }
     var elements: [JSON] { arrayValue ?? [] }
     func materialize() -> JSON { self }
-    func directValue(for type: AttributeType, dates: DateDecoding) -> Tether.Value? { nil }
+    func directValue(_ kind: DirectKind, iso8601Dates: Bool) -> Tether.Value? { nil }
 }
 
 extension TapeValue: ImportValue {
@@ -54,27 +75,30 @@ extension TapeValue: ImportValue {
         key.utf8.withUnsafeBufferPointer { member($0, key.string) }
     }
 
-    func directValue(for type: AttributeType, dates: DateDecoding) -> Value? {
-        let kind = self.kind
-        switch type {
+    @inline(__always)
+    func directValue(_ kind: DirectKind, iso8601Dates: Bool) -> Value? {
+        let e = entries[index]
+        switch kind {
         case .string:
-            return kind == .string ? stringValue.map(Value.string) : nil
-        case .int16, .int32, .int64:
-            guard kind == .int else { return nil }
+            return e.kind == .string ? stringValue.map(Value.string) : nil
+        case .int64:
+            return e.kind == .int ? .int(intValue) : nil
+        case .int32:
+            guard e.kind == .int else { return nil }
             let i = intValue
-            switch type {
-            case .int16: return Int64(Int16.min)...Int64(Int16.max) ~= i ? .int(i) : nil
-            case .int32: return Int64(Int32.min)...Int64(Int32.max) ~= i ? .int(i) : nil
-            default: return .int(i)
-            }
-        case .double, .float:
+            return Int64(Int32.min)...Int64(Int32.max) ~= i ? .int(i) : nil
+        case .int16:
+            guard e.kind == .int else { return nil }
+            let i = intValue
+            return Int64(Int16.min)...Int64(Int16.max) ~= i ? .int(i) : nil
+        case .double:
             return doubleValue.map(Value.double)
         case .bool:
-            return kind == .true ? .bool(true) : kind == .false ? .bool(false) : nil
+            return e.kind == .true ? .bool(true) : e.kind == .false ? .bool(false) : nil
         case .date:
-            guard isPlainString, dates.formats.first?.isISO8601 == true else { return nil }
+            guard iso8601Dates, e.kind == .string, !e.escaped else { return nil }
             return ISO8601.parse(bytes: span).map(Value.date)
-        default:
+        case .general:
             return nil
         }
     }

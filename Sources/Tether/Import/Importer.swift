@@ -19,6 +19,8 @@ struct Importer: Sendable {
     let dateDecoding: DateDecoding
     let transformers: [String: any AttributeTransformer]
     let options: ImportOptions
+    /// The first date format is ISO 8601: dates are read straight from the bytes.
+    let iso8601Dates: Bool
     /// Every entity of the mapping, prepared for the import, by ordinal (entity names sorted).
     let plans: [EntityPlan]
     let planIndex: [String: Int]
@@ -30,6 +32,7 @@ struct Importer: Sendable {
         dateDecoding = client.dateDecoding
         transformers = client.transformers
         self.options = options
+        iso8601Dates = dateDecoding.formats.first?.isISO8601 == true
         (plans, planIndex, insertOrder) = (client.importPlans.plans, client.importPlans.index, client.importPlans.insertOrder)
     }
 
@@ -126,9 +129,9 @@ struct Importer: Sendable {
 
     /// Converts a value (not null) to the attribute's stored value.
     @inline(__always)
-    func value<V: ImportValue>(_ json: V, for attribute: Attribute) -> Result<Value, Rejection> {
-        if let value = json.directValue(for: attribute.type, dates: dateDecoding) { return .success(value) }
-        return value(json.materialize(), for: attribute)
+    func value<V: ImportValue>(_ json: V, _ kind: DirectKind, for attribute: @autoclosure () -> Attribute) -> Result<Value, Rejection> {
+        if let value = json.directValue(kind, iso8601Dates: iso8601Dates) { return .success(value) }
+        return value(json.materialize(), for: attribute())
     }
 
     /// Converts a JSON value (not null) to the attribute's stored value.
@@ -219,6 +222,8 @@ final class EntityPlan: Sendable {
 
     /// Names of the mapped attributes, by position (the columns of inserts and lookups).
     let attributeNames: [String]
+    /// How each mapped attribute's values convert, by position.
+    let directKinds: [DirectKind]
     /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
     let toOne: [Int]
     /// The first key of every key path above; the fields below index into it.
@@ -269,6 +274,7 @@ final class EntityPlan: Sendable {
         let destinations = mapping.relationships.map { index[$0.relationship.destination] }
         self.destinations = destinations
         attributeNames = mapping.attributes.map(\.name)
+        directKinds = mapping.attributes.map { DirectKind($0.type) }
         var firstKeys: [ImportKey] = []
         var firstIndex: [String: Int] = [:]
         func field(_ path: [ImportKey]) -> Field {
@@ -512,8 +518,8 @@ final class ImportSession<V: ImportValue> {
         var values: [Value?] = []
         swap(&values, &slots[slot].values)
         var dirty = false
-        for (position, field) in plan.attributeFields.enumerated() {
-            guard let json = value(of: field, base) else { continue }
+        for position in plan.attributeFields.indices {
+            guard let json = value(of: plan.attributeFields[position], base) else { continue }
             if json.isNull {
                 if values[position] != nil {
                     values[position] = nil
@@ -521,14 +527,14 @@ final class ImportSession<V: ImportValue> {
                 }
                 continue
             }
-            let attribute = entity.attributes[position]
-            switch importer.value(json, for: attribute.attribute) {
+            switch importer.value(json, plan.directKinds[position], for: entity.attributes[position].attribute) {
             case .success(let value):
                 if values[position] != value {
                     values[position] = value
                     dirty = true
                 }
             case .failure(let rejection):
+                let attribute = entity.attributes[position]
                 path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
                 try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
                 path.removeLast(attribute.keyPath.components.count)
