@@ -3,6 +3,7 @@
 #
 #   bash .ci/servers.sh start   # DRF on 127.0.0.1:8000, Rails on 127.0.0.1:3000 (fresh, seeded databases)
 #   bash .ci/servers.sh stop
+#   bash .ci/servers.sh shared  # prints the shared folder found (for TETHER_SHARED)
 #
 # The servers live in ../shared/servers (relative to the repository root); TETHER_SHARED names
 # another shared folder, and a local clone (`git clone . /tmp/check`) without one beside it uses
@@ -30,6 +31,9 @@ if [ ! -d "$servers" ]; then
 fi
 
 case "${1:-}" in
+shared)
+    cd "$shared" && pwd
+    ;;
 start)
     bash "$servers/drf/start.sh" "$drf_port"
     if ! bash "$servers/rails/start.sh" "$rails_port"; then

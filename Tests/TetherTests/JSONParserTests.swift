@@ -300,9 +300,11 @@ struct JSONParserTests {
         }
     }
 
-    /// Every JSON file of the shared fixture collection, when this machine has it: the strict ones
-    /// parse to the same structure as Foundation's parser, the twelve known non-strict ones fail.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: sharedFixtures.path)))
+    /// Every JSON file of the shared fixture collection, when this machine has it (required in CI,
+    /// which sets TETHER_REQUIRE_SHARED_FIXTURES): the strict ones parse to the same structure as
+    /// Foundation's parser, the twelve known non-strict ones fail.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: sharedFixtures.path)
+                   || ProcessInfo.processInfo.environment["TETHER_REQUIRE_SHARED_FIXTURES"] != nil))
     func sharedFixtureCollection() throws {
         let nonStrict: Set<String> = [
             "sync/DataFilter/simple.json", "sync/DataFilter/users-with-null.json", "sync/DataFilter/users.json",
@@ -337,7 +339,14 @@ struct JSONParserTests {
     }
 }
 
-private let sharedFixtures = URL(fileURLWithPath: "/work/shared/fixtures")
+/// `$TETHER_SHARED/fixtures`, else `../shared/fixtures` beside the repository (as `.ci/servers.sh` finds it).
+private let sharedFixtures: URL = {
+    if let shared = ProcessInfo.processInfo.environment["TETHER_SHARED"] {
+        return URL(fileURLWithPath: shared).appendingPathComponent("fixtures")
+    }
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+}()
 
 /// Checks that `json` has exactly the structure JSONSerialization reads from the same file.
 private func expectSameAsFoundation(_ json: JSON, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
