@@ -136,12 +136,6 @@ struct TapeValue {
         return UnsafeBufferPointer(start: bytes + Int(e.start), count: Int(e.length))
     }
 
-    /// True for a string without escapes: ``span`` is its UTF-8 text.
-    @inline(__always) var isPlainString: Bool {
-        let e = entries[index]
-        return e.kind == .string && !e.escaped
-    }
-
     var stringValue: String? {
         let e = entries[index]
         guard e.kind == .string else { return nil }
@@ -297,8 +291,17 @@ private struct TapeParser {
     }
 
     mutating func parseDocument() throws(JSONParseError) {
-        if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { index = 3 }
+        skipByteOrderMark()
         try parseValue()
+        try finishDocument()
+    }
+
+    private mutating func skipByteOrderMark() {
+        if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { index = 3 }
+    }
+
+    /// Checks that nothing but whitespace follows the document's value.
+    private mutating func finishDocument() throws(JSONParseError) {
         skipWhitespace()
         if index < end {
             throw error(at: index, "unexpected \(describe(base[index])) after the JSON value")
@@ -308,7 +311,7 @@ private struct TapeParser {
     /// Skips a byte order mark and whitespace and enters a top-level array; false (nothing
     /// consumed) when the document does not start with one.
     mutating func beginTopLevelArray() -> Bool {
-        if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { index = 3 }
+        skipByteOrderMark()
         skipWhitespace()
         guard index < end, base[index] == ASCII.openBracket else {
             index = 0
@@ -323,40 +326,20 @@ private struct TapeParser {
     /// false after its closing bracket, once the rest of the document is checked.
     mutating func nextTopLevelElement(first: Bool) throws(JSONParseError) -> Bool {
         skipWhitespace()
+        let more: Bool
         if first {
-            if index < end, base[index] == ASCII.closeBracket {
-                index += 1
-                try finishDocument()
-                return false
-            }
+            more = !(index < end && base[index] == ASCII.closeBracket)
+            if !more { index += 1 }
         } else {
-            guard index < end else { throw error(at: index, "unexpected end of input in an array, expected ',' or ']'") }
-            let byte = base[index]
-            if byte == ASCII.comma {
-                let comma = index
-                index += 1
-                skipWhitespace()
-                if index < end, base[index] == ASCII.closeBracket {
-                    throw error(at: comma, "trailing comma before ']'")
-                }
-            } else if byte == ASCII.closeBracket {
-                index += 1
-                try finishDocument()
-                return false
-            } else {
-                throw error(at: index, "unexpected \(describe(byte)) in an array, expected ',' or ']'")
-            }
+            more = try afterArrayElement()
+        }
+        guard more else {
+            depth = 0
+            try finishDocument()
+            return false
         }
         try parseValue()
         return true
-    }
-
-    private mutating func finishDocument() throws(JSONParseError) {
-        depth = 0
-        skipWhitespace()
-        if index < end {
-            throw error(at: index, "unexpected \(describe(base[index])) after the JSON value")
-        }
     }
 
     @inline(__always)
@@ -437,24 +420,32 @@ private struct TapeParser {
             try parseValue()
             count += 1
             skipWhitespace()
-            guard index < end else { throw error(at: index, "unexpected end of input in an array, expected ',' or ']'") }
-            let byte = base[index]
-            if byte == ASCII.comma {
-                let comma = index
-                index += 1
-                skipWhitespace()
-                if index < end, base[index] == ASCII.closeBracket {
-                    throw error(at: comma, "trailing comma before ']'")
-                }
-            } else if byte == ASCII.closeBracket {
-                index += 1
-                break
-            } else {
-                throw error(at: index, "unexpected \(describe(byte)) in an array, expected ',' or ']'")
-            }
+            guard try afterArrayElement() else { break }
         }
         close(container, count: count)
         depth -= 1
+    }
+
+    /// After an array element (and whitespace): consumes a ',' and returns true when another
+    /// element follows, or the ']' and returns false.
+    @inline(__always)
+    private mutating func afterArrayElement() throws(JSONParseError) -> Bool {
+        guard index < end else { throw error(at: index, "unexpected end of input in an array, expected ',' or ']'") }
+        let byte = base[index]
+        if byte == ASCII.comma {
+            let comma = index
+            index += 1
+            skipWhitespace()
+            if index < end, base[index] == ASCII.closeBracket {
+                throw error(at: comma, "trailing comma before ']'")
+            }
+            return true
+        } else if byte == ASCII.closeBracket {
+            index += 1
+            return false
+        } else {
+            throw error(at: index, "unexpected \(describe(byte)) in an array, expected ',' or ']'")
+        }
     }
 
     private mutating func parseObject() throws(JSONParseError) {

@@ -172,7 +172,7 @@ extension InMemoryStore {
             guard table.attributes != attributes || table.identity.map({ table.attributes[$0] }) != identity.map({ attributes[$0] }) else {
                 return self
             }
-            for rowID in Int64(1)...Int64(max(rowCount, 1)) where rowID <= Int64(rowCount) {
+            for rowID in Int64(1)..<Int64(rowCount + 1) {
                 let old = contains(rowID) ? values(rowID) : [:]
                 let new = table.append(table.attributes.map { old[$0] })
                 if !contains(rowID) {
@@ -395,7 +395,7 @@ extension InMemoryStore {
 
         /// Appends `count` rows to the entity's table, `row(i, table)` giving row `i`'s values by
         /// position (checked already); returns their row ids.
-        private func insertRows(_ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> [Value?]) throws -> ClosedRange<Int64> {
+        private func insertRows(_ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> [Value?]) throws -> Range<Int64> {
             let entity = info.entity.name
             // The table is moved out while rows are appended, so that it is changed in place.
             var table = Table()
@@ -411,9 +411,9 @@ extension InMemoryStore {
                 let rowID = table.append(values)
                 if let key { table.identityIndex[key] = rowID }
             }
-            let last = Int64(table.rowCount)
-            for rowID in first...max(first, last) where rowID <= last { changes.inserted.insert(ObjectID(entity: entity, rowID: rowID)) }
-            return first...last
+            let rows = first..<Int64(table.rowCount + 1)
+            for rowID in rows { changes.inserted.insert(ObjectID(entity: entity, rowID: rowID)) }
+            return rows
         }
 
         /// Checks the batch's names once, then appends its rows and links them; a new object has no
