@@ -1,0 +1,360 @@
+import Foundation
+
+/// One batch of the payload, mapped (step 1 of an import): every object it names, once per
+/// identity, with the values and links the payload gives it. Nothing here comes from the store;
+/// ``ImportSession`` resolves, merges and writes it (steps 2 to 5). It holds no JSON, so it may
+/// cross from the thread that maps to the thread that writes.
+struct MappedBatch: Sendable {
+    /// One distinct object of the batch.
+    struct Slot: Sendable {
+        /// The entity's ordinal.
+        let entity: Int
+        /// Set when the object is found in the store, or inserted.
+        var id: ObjectID?
+        /// Values as stored, by attribute position (nil for an object that is not stored yet).
+        var stored: [Value?]?
+        /// The values the payload gives (the last occurrence of each key wins); after the
+        /// merge, the values the object is to have.
+        var values: [Value?]
+        /// The positions of `values` the payload gave, a value or null; the others are taken
+        /// from the stored object.
+        var given = PositionSet()
+        var attributesChanged = false
+        var linksChanged = false
+        var inserted = false
+    }
+
+    enum LinkTarget: Sendable {
+        case slot(Int)
+        case identity(IdentityKey)
+    }
+
+    struct PendingLink: Sendable {
+        let slot: Int
+        let relationship: RelationshipMapping
+        /// The destination entity's ordinal.
+        let destination: Int
+        var targets: [LinkTarget]
+        /// An id list (foreign keys) rather than nested objects: unknown ids are ignored.
+        let byReference: Bool
+    }
+
+    struct LinkKey: Hashable, Sendable {
+        let slot: Int
+        /// The relationship's position in its entity's mapping.
+        let relationship: Int
+    }
+
+    var slots: [Slot] = []
+    /// entity ordinal -> identity -> slot
+    var identityMap: [[IdentityKey: Int]]
+    /// entity ordinal -> identities named by an id only (`owner_id`, `label_ids`), to be looked up too.
+    var references: [Set<IdentityKey>]
+    /// The slot of every object occurrence, in payload order.
+    var occurrences: [Int] = []
+    /// The slots of the top-level objects, in payload order.
+    var topLevel: [Int] = []
+    var links: [PendingLink] = []
+    var linkIndex: [LinkKey: Int] = [:]
+    var diagnostics: [ImportDiagnostic] = []
+
+    init(entities: Int) {
+        identityMap = Array(repeating: [:], count: entities)
+        references = Array(repeating: [], count: entities)
+    }
+}
+
+/// A set of attribute positions, in one word for the first 64.
+struct PositionSet: Sendable {
+    private var low: UInt64 = 0
+    private var high: [UInt64] = []
+
+    @inline(__always)
+    mutating func insert(_ position: Int) {
+        if position < 64 {
+            low |= 1 << UInt64(position)
+        } else {
+            let word = position / 64 - 1
+            while high.count <= word { high.append(0) }
+            high[word] |= 1 << UInt64(position % 64)
+        }
+    }
+
+    @inline(__always)
+    func contains(_ position: Int) -> Bool {
+        if position < 64 { return low & (1 << UInt64(position)) != 0 }
+        let word = position / 64 - 1
+        return word < high.count && high[word] & (1 << UInt64(position % 64)) != 0
+    }
+}
+
+/// Step 1 of an import: walks a batch of JSON objects and maps it into a ``MappedBatch``:
+/// each object's identity, its attribute values converted and checked against the schema, and
+/// its links, nested objects included. A repeated object lands in the same slot, so the last
+/// occurrence of each key wins. It reads nothing from the store, so the next batch can be mapped
+/// while the last one is written (see ``Importer``).
+final class BatchMapper<V: ImportValue> {
+    private let importer: Importer
+    private let plans: [EntityPlan]
+    private var batch: MappedBatch
+    private var path: [JSONPath.Component] = []
+    /// The matched members of the objects being applied (a stack: nested objects push theirs).
+    private var found: [V?] = []
+
+    init(importer: Importer) {
+        self.importer = importer
+        self.plans = importer.plans
+        self.batch = MappedBatch(entities: importer.plans.count)
+    }
+
+    /// Maps `elements`, the top-level objects of a batch (entity `entity`): `base` is the path of
+    /// the payload, and with `indexed` each element's path adds its index, from `offset`.
+    func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
+        batch = MappedBatch(entities: plans.count)
+        for (i, element) in elements.enumerated() {
+            path = base + (indexed ? [.index(offset + i)] : [])
+            if element.isObject {
+                if let slot = try apply(element, entity) { batch.topLevel.append(slot) }
+            } else if !element.isNull {  // null entries are ignored
+                throw ImportError(path: JSONPath(path), entity: entity.name, message: "expected an object, found \(element.typeName)")
+            }
+        }
+        var mapped = MappedBatch(entities: 0)
+        swap(&mapped, &batch)
+        return mapped
+    }
+
+    /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
+    private func apply(_ members: V, _ plan: EntityPlan) throws -> Int? {
+        let entity = plan.mapping
+        // Match the object's members to the mapping in one walk.
+        let base = found.count
+        found.append(contentsOf: repeatElement(nil, count: plan.keyTable.count))
+        members.members(plan.keyTable, into: &found, at: base)
+        defer { found.removeLast(plan.keyTable.count) }
+
+        let slot: Int
+        if entity.identity.isEmpty {
+            slot = newSlot(plan)
+        } else {
+            guard let key = identityKey(plan, base) else {
+                let attribute = entity.identity.count == 1 ? entity.identity[0] : nil
+                if let attribute { path.append(contentsOf: attribute.keyPath.components.map { .key($0) }) }
+                let missing = entity.identity.map { "'\($0.keyPath)'" }.joined(separator: ", ")
+                try report(plan, attribute?.name, .missingIdentity, .objectSkipped,
+                           "the object has no usable identity (\(missing) missing, null or not convertible)")
+                if let attribute { path.removeLast(attribute.keyPath.components.count) }
+                return nil
+            }
+            if let existing = batch.identityMap[plan.ordinal][key] {
+                slot = existing
+            } else {
+                slot = newSlot(plan)
+                batch.identityMap[plan.ordinal][key] = slot
+            }
+        }
+        batch.occurrences.append(slot)
+
+        // Attributes: missing keys leave values alone, null clears, wrong types are reported.
+        // The slot's values are moved out while they change, so they are changed in place.
+        var values: [Value?] = []
+        swap(&values, &batch.slots[slot].values)
+        var given = batch.slots[slot].given
+        for position in plan.attributeFields.indices {
+            guard let json = value(of: plan.attributeFields[position], base) else { continue }
+            if json.isNull {
+                values[position] = nil
+                given.insert(position)
+                continue
+            }
+            switch importer.value(json, plan.directKinds[position], for: entity.attributes[position].attribute) {
+            case .success(let value):
+                values[position] = value
+                given.insert(position)
+            case .failure(let rejection):
+                let attribute = entity.attributes[position]
+                path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
+                try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
+                path.removeLast(attribute.keyPath.components.count)
+            }
+        }
+        // Back before the relationships: a nested object may be this one again.
+        swap(&values, &batch.slots[slot].values)
+        batch.slots[slot].given = given
+
+        // Relationships: nested objects first, then id references.
+        for (r, relationship) in entity.relationships.enumerated() {
+            guard let d = plan.destinations[r] else { continue }
+            let destination = plans[d]
+            if let nested = value(of: plan.relationshipFields[r], base) {
+                path.append(contentsOf: relationship.keyPath.components.map { .key($0) })
+                defer { path.removeLast(relationship.keyPath.components.count) }
+                try applyNested(nested, slot: slot, relationship, r, destination, plan)
+            } else if let reference = value(of: plan.foreignKeyFields[r], base) {
+                path.append(.key(relationship.foreignKey))
+                defer { path.removeLast() }
+                try applyReference(reference, slot: slot, relationship, r, destination, plan)
+            }
+        }
+        return slot
+    }
+
+    private func newSlot(_ plan: EntityPlan) -> Int {
+        batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, values: Array(repeating: nil, count: plan.attributeNames.count)))
+        return batch.slots.count - 1
+    }
+
+    /// The value of a mapped key path in the object whose members were matched at `base` of
+    /// ``found``: nil when absent; null when the path runs through a null.
+    @inline(__always)
+    private func value(of field: EntityPlan.Field, _ base: Int) -> V? {
+        guard let first = found[base + field.key] else { return nil }
+        if field.rest.isEmpty { return first }
+        guard first.isObject else { return first.isNull ? first : nil }
+        return lookup(first, field.rest)
+    }
+
+    private func applyNested(
+        _ nested: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
+    ) throws {
+        let toMany = relationship.relationship.isToMany
+        if nested.isNull {
+            setLink(slot, relationship, position, destination, [], byReference: false)
+        } else if nested.isObject && !toMany {
+            if let childSlot = try apply(nested, destination) {
+                setLink(slot, relationship, position, destination, [.slot(childSlot)], byReference: false)
+            }
+        } else if nested.isArray && toMany {
+            var targets: [MappedBatch.LinkTarget] = []
+            var byReference = false
+            for (i, element) in nested.elements.enumerated() {
+                path.append(.index(i))
+                defer { path.removeLast() }
+                if element.isNull {
+                    continue
+                } else if element.isObject {
+                    if let childSlot = try apply(element, destination) { targets.append(.slot(childSlot)) }
+                } else {
+                    if let key = referenceKey(element, destination) {
+                        targets.append(.identity(key))
+                        byReference = true
+                    } else {
+                        try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
+                                   "expected an object or an id of \(destination.name), found \(element.typeName) \(element.materialize())")
+                    }
+                }
+            }
+            setLink(slot, relationship, position, destination, targets, byReference: byReference)
+        } else {
+            if let key = referenceKey(nested, destination), !toMany {
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
+            } else {
+                try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
+                           "expected \(toMany ? "an array of \(destination.name) objects" : "a \(destination.name) object"), found \(nested.typeName)")
+            }
+        }
+    }
+
+    private func applyReference(
+        _ reference: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
+    ) throws {
+        let toMany = relationship.relationship.isToMany
+        if reference.isNull {
+            setLink(slot, relationship, position, destination, [], byReference: false)
+        } else if reference.isArray && toMany {
+            var keys: [MappedBatch.LinkTarget] = []
+            for (i, element) in reference.elements.enumerated() where !element.isNull {
+                if let key = referenceKey(element, destination) {
+                    keys.append(.identity(key))
+                } else {
+                    path.append(.index(i))
+                    defer { path.removeLast() }
+                    try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
+                               "expected an id of \(destination.name), found \(element.typeName) \(element.materialize())")
+                }
+            }
+            setLink(slot, relationship, position, destination, keys, byReference: !keys.isEmpty)
+        } else {
+            if !toMany, let key = referenceKey(reference, destination) {
+                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
+            } else {
+                try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
+                           "expected \(toMany ? "an array of ids" : "an id") of \(destination.name), found \(reference.typeName)")
+            }
+        }
+    }
+
+    /// Records the links of `slot` through one relationship (a later occurrence replaces them);
+    /// identities named by id are looked up with the batch.
+    private func setLink(
+        _ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: [MappedBatch.LinkTarget],
+        byReference: Bool
+    ) {
+        for case .identity(let key) in targets where batch.identityMap[destination.ordinal][key] == nil {
+            batch.references[destination.ordinal].insert(key)
+        }
+        let key = MappedBatch.LinkKey(slot: slot, relationship: position)
+        let link = MappedBatch.PendingLink(
+            slot: slot, relationship: relationship, destination: destination.ordinal, targets: targets, byReference: byReference)
+        if let index = batch.linkIndex[key] {
+            batch.links[index] = link
+        } else {
+            batch.linkIndex[key] = batch.links.count
+            batch.links.append(link)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func report(
+        _ entity: EntityPlan, _ attribute: String?, _ problem: ImportDiagnostic.Problem, _ action: ImportDiagnostic.Action,
+        _ message: String
+    ) throws {
+        let diagnostic = ImportDiagnostic(
+            path: JSONPath(path), entity: entity.name, attribute: attribute, problem: problem, action: action, message: message)
+        if importer.options.policy == .fail { throw ImportError(diagnostic) }
+        batch.diagnostics.append(diagnostic)
+    }
+
+    private func lookup(_ members: V, _ keys: [ImportKey]) -> V? {
+        if keys.count == 1 { return members.member(keys[0]) }
+        var current = members
+        for (i, key) in keys.enumerated() {
+            guard let next = current.member(key) else { return nil }
+            if i == keys.count - 1 { return next }
+            if next.isObject {
+                current = next
+            } else if next.isNull {
+                return next
+            } else {
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// The identity of the object whose members were matched at `base` of ``found``.
+    private func identityKey(_ plan: EntityPlan, _ base: Int) -> IdentityKey? {
+        let identity = plan.mapping.identity
+        if identity.count == 1 {
+            guard let json = value(of: plan.identityFields[0], base), !json.isNull,
+                let value = importer.identity.identityValue(from: json.materialize(), for: identity[0].attribute)
+            else { return nil }
+            return IdentityKey(value)
+        }
+        var values: [Value] = []
+        for (k, attribute) in identity.enumerated() {
+            guard let json = value(of: plan.identityFields[k], base), !json.isNull,
+                let value = importer.identity.identityValue(from: json.materialize(), for: attribute.attribute)
+            else { return nil }
+            values.append(value)
+        }
+        return IdentityKey(values)
+    }
+
+    /// The identity a scalar id names in `destination` (single-attribute identities only).
+    private func referenceKey(_ json: V, _ destination: EntityPlan) -> IdentityKey? {
+        guard destination.mapping.identity.count == 1, !json.isObject, !json.isArray, !json.isNull else { return nil }
+        return importer.identity.identityValue(from: json.materialize(), for: destination.mapping.identity[0].attribute).map(IdentityKey.init)
+    }
+}

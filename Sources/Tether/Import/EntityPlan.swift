@@ -1,0 +1,98 @@
+import Foundation
+
+/// One entity's mapping prepared for an import: keys as bytes, destinations by ordinal.
+final class EntityPlan: Sendable {
+    let mapping: EntityMapping
+    /// Position in ``Importer/plans`` (entity names sorted).
+    let ordinal: Int
+    let attributeKeys: [[ImportKey]]
+    let identityKeys: [[ImportKey]]
+    let relationshipKeys: [[ImportKey]]
+    let foreignKeys: [ImportKey]
+    /// The ordinal of each relationship's destination (nil when it is not mapped).
+    let destinations: [Int?]
+
+    var name: String { mapping.name }
+
+    /// Names of the mapped attributes, by position (the columns of inserts and lookups).
+    let attributeNames: [String]
+    /// How each mapped attribute's values convert, by position.
+    let directKinds: [DirectKind]
+    /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
+    let toOne: [Int]
+    /// The first key of every key path above; the fields below index into it.
+    let keyTable: KeyTable
+    let attributeFields: [Field]
+    let identityFields: [Field]
+    let relationshipFields: [Field]
+    let foreignKeyFields: [Field]
+
+    /// A key path as read from an object matched against ``keyTable``: the first key's index,
+    /// then the rest of the path (usually empty).
+    struct Field: Sendable {
+        let key: Int
+        let rest: [ImportKey]
+    }
+
+    /// The plans of every entity of `mapping`, by ordinal (entity names sorted). Computed once,
+    /// when the client is built.
+    static func plans(for mapping: Mapping) -> ImportPlans {
+        let names = mapping.entities.keys.sorted()
+        var index: [String: Int] = [:]
+        for (ordinal, name) in names.enumerated() { index[name] = ordinal }
+        let plans = names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index) }
+        // Insert order: the destinations of to-one relationships before their sources, so that a
+        // new object's to-one targets have ids when it is inserted (a cycle is broken anywhere;
+        // its links are then set after the inserts).
+        var order: [Int] = []
+        var state = [UInt8](repeating: 0, count: plans.count)  // 0 new, 1 visiting, 2 done
+        func visit(_ ordinal: Int) {
+            guard state[ordinal] == 0 else { return }
+            state[ordinal] = 1
+            for r in plans[ordinal].toOne { if let d = plans[ordinal].destinations[r] { visit(d) } }
+            state[ordinal] = 2
+            order.append(ordinal)
+        }
+        for ordinal in plans.indices { visit(ordinal) }
+        return ImportPlans(plans: plans, index: index, insertOrder: order)
+    }
+
+    init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int]) {
+        func keys(_ path: JSONKeyPath) -> [ImportKey] { path.components.map(ImportKey.init) }
+        self.mapping = mapping
+        self.ordinal = ordinal
+        attributeKeys = mapping.attributes.map { keys($0.keyPath) }
+        identityKeys = mapping.identity.map { keys($0.keyPath) }
+        relationshipKeys = mapping.relationships.map { keys($0.keyPath) }
+        foreignKeys = mapping.relationships.map { ImportKey($0.foreignKey) }
+        let destinations = mapping.relationships.map { index[$0.relationship.destination] }
+        self.destinations = destinations
+        attributeNames = mapping.attributes.map(\.name)
+        directKinds = mapping.attributes.map { DirectKind($0.type) }
+        var firstKeys: [ImportKey] = []
+        var firstIndex: [String: Int] = [:]
+        func field(_ path: [ImportKey]) -> Field {
+            let first = path[0]
+            if firstIndex[first.string] == nil {
+                firstIndex[first.string] = firstKeys.count
+                firstKeys.append(first)
+            }
+            return Field(key: firstIndex[first.string]!, rest: Array(path.dropFirst()))
+        }
+        attributeFields = attributeKeys.map(field)
+        identityFields = identityKeys.map(field)
+        relationshipFields = relationshipKeys.map(field)
+        foreignKeyFields = foreignKeys.map { field([$0]) }
+        keyTable = KeyTable(firstKeys)
+        toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
+    }
+}
+
+/// Every entity's ``EntityPlan``, computed once per client.
+struct ImportPlans: Sendable {
+    /// By ordinal (entity names sorted).
+    let plans: [EntityPlan]
+    let index: [String: Int]
+    /// Ordinals in the order new objects are inserted: to-one destinations first.
+    let insertOrder: [Int]
+}

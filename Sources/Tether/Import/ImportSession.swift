@@ -1,0 +1,250 @@
+import Foundation
+
+/// Steps 2 to 5 of an import, one ``MappedBatch`` at a time, inside the store transaction:
+/// resolve the batch's identities against the store, merge the payload onto what is stored,
+/// write what changed, and record it in the result. The only part of an import that touches the
+/// store.
+final class ImportSession {
+    private let importer: Importer
+    private let writer: any StoreWriter
+    private let plans: [EntityPlan]
+    /// The batch being written.
+    private var batch = MappedBatch(entities: 0)
+
+    // Across batches: what the result reports. One small entry per object touched: its status in
+    // the low bits, and whether it is already listed as a top-level object, by entity ordinal and
+    // row id (about a byte per object); the lists keep runs of consecutive row ids.
+    private static var unchanged: UInt8 { 0 }
+    private static var updated: UInt8 { 1 }
+    private static var inserted: UInt8 { 2 }
+    private static var statusMask: UInt8 { 3 }
+    private static var listedAtTopLevel: UInt8 { 0x80 }
+    private var status: [RowStatusMap]
+    private var order = ObjectIDList()
+    private var topLevel = ObjectIDList()
+    private var diagnostics: [ImportDiagnostic] = []
+
+    init(importer: Importer, writer: any StoreWriter) {
+        self.importer = importer
+        self.writer = writer
+        self.plans = importer.plans
+        self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
+    }
+
+    /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
+    /// order; later batches find earlier ones in the store, so memory is bounded by the batch.
+    func write(_ mapped: MappedBatch) throws {
+        batch = mapped
+        defer { batch = MappedBatch(entities: 0) }
+        try resolve()
+        try writeBatch()
+        recordBatch()
+    }
+
+    // MARK: Resolve and merge
+
+    /// One lookup per entity (in name order) finds the stored objects of the batch, and each
+    /// slot of a stored object takes the stored values of the attributes the payload did not give.
+    /// An object named only by id gets a slot of its own, so that links to it resolve.
+    private func resolve() throws {
+        for plan in plans {
+            let ordinal = plan.ordinal
+            var keys = Array(batch.identityMap[ordinal].keys)
+            for key in batch.references[ordinal] where batch.identityMap[ordinal][key] == nil { keys.append(key) }
+            guard !keys.isEmpty else { continue }
+            let rows = try writer.find(plan.name, identities: keys, attributes: plan.attributeNames)
+            for (key, row) in zip(keys, rows) {
+                guard let row else { continue }
+                if let slot = batch.identityMap[ordinal][key] {
+                    merge(row, into: slot)
+                } else {
+                    batch.slots.append(MappedBatch.Slot(entity: ordinal, id: row.id, stored: row.values, values: row.values))
+                    batch.identityMap[ordinal][key] = batch.slots.count - 1
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func merge(_ row: StoredRow, into slot: Int) {
+        var values: [Value?] = []
+        swap(&values, &batch.slots[slot].values)
+        let given = batch.slots[slot].given
+        for position in values.indices where !given.contains(position) { values[position] = row.values[position] }
+        swap(&values, &batch.slots[slot].values)
+        batch.slots[slot].id = row.id
+        batch.slots[slot].stored = row.values
+    }
+
+    // MARK: Write
+
+    private func writeBatch() throws {
+        // Attribute updates of stored objects, once per object, grouped by entity and by the
+        // attributes that changed (one update batch each); new objects are gathered by entity.
+        var seen = [Bool](repeating: false, count: batch.slots.count)
+        var newSlots = [[Int]](repeating: [], count: plans.count)
+        var updates: [UpdateGroup: UpdateBatch] = [:]
+        var updateOrder: [UpdateGroup] = []
+        for slot in batch.occurrences where !seen[slot] {
+            seen[slot] = true
+            guard let stored = batch.slots[slot].stored else {
+                newSlots[batch.slots[slot].entity].append(slot)
+                continue
+            }
+            let values = batch.slots[slot].values
+            guard values != stored else { continue }
+            let positions = values.indices.filter { values[$0] != stored[$0] }
+            let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
+            if updates[group] == nil {
+                let plan = plans[group.entity]
+                updates[group] = UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] })
+                updateOrder.append(group)
+            }
+            updates[group]!.append(batch.slots[slot].id!, positions.lazy.map { values[$0] })
+            batch.slots[slot].attributesChanged = true
+        }
+        for group in updateOrder { try writer.update(updates[group]!) }
+
+        // Relationships (by source entity and name) that have pending links in this batch.
+        var pendingRelationships = Set<RelationshipKey>()
+        for link in batch.links {
+            pendingRelationships.insert(RelationshipKey(entity: plans[batch.slots[link.slot].entity].name, name: link.relationship.name))
+        }
+
+        // New objects, one batch insert per entity, to-one destinations first: a to-one link
+        // whose target already has an id is written with the row (unless the inverse side is also
+        // set in this batch: then links are applied in payload order below).
+        var linkedOnInsert = [Bool](repeating: false, count: batch.links.count)
+        for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
+            let plan = plans[ordinal]
+            let relationships = plan.toOne.filter { r in
+                let relationship = plan.mapping.relationships[r].relationship
+                guard let inverse = relationship.inverse else { return true }
+                return !pendingRelationships.contains(RelationshipKey(entity: relationship.destination, name: inverse))
+            }
+            var insert = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
+                                     relationships: relationships.map { plan.mapping.relationships[$0].name })
+            insert.reserveCapacity(newSlots[ordinal].count)
+            var targets = [ObjectID?](repeating: nil, count: relationships.count)
+            for slot in newSlots[ordinal] {
+                for (k, r) in relationships.enumerated() {
+                    targets[k] = nil
+                    guard let index = batch.linkIndex[MappedBatch.LinkKey(slot: slot, relationship: r)] else { continue }
+                    let link = batch.links[index]
+                    if link.targets.isEmpty {
+                        linkedOnInsert[index] = true  // null: a new object has no link to clear
+                    } else if let target = resolve(link.targets[0], link.destination) {
+                        targets[k] = target
+                        linkedOnInsert[index] = true
+                    } else if link.byReference {
+                        linkedOnInsert[index] = true  // an id naming nothing stored is ignored
+                    }
+                }
+                insert.append(batch.slots[slot].values, targets: targets)
+            }
+            let ids = try writer.insert(insert)
+            for (slot, id) in zip(newSlots[ordinal], ids) {
+                batch.slots[slot].id = id
+                batch.slots[slot].inserted = true
+            }
+        }
+
+        // The other links: resolve targets, read the current links in one call per relationship,
+        // and set those that differ.
+        var resolved: [(MappedBatch.PendingLink, [ObjectID])] = []
+        for (index, link) in batch.links.enumerated() where !linkedOnInsert[index] {
+            let ids = link.targets.compactMap { resolve($0, link.destination) }
+            // Ids that name nothing stored are ignored; if none is left, the link is left alone.
+            if link.byReference && ids.isEmpty && !link.targets.isEmpty { continue }
+            resolved.append((link, ids))
+        }
+        guard !resolved.isEmpty else { return }
+
+        var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
+        for (link, _) in resolved {
+            let source = batch.slots[link.slot].id!
+            sourcesByRelationship[RelationshipKey(entity: source.entity, name: link.relationship.name), default: []].append(source)
+        }
+        var current: [RelationshipKey: [ObjectID: [ObjectID]]] = [:]
+        for (key, sources) in sourcesByRelationship {
+            current[key] = try writer.related(key.name, of: sources)
+        }
+        for (link, ids) in resolved {
+            let source = batch.slots[link.slot].id!
+            let relationship = link.relationship.relationship
+            let before = current[RelationshipKey(entity: source.entity, name: relationship.name)]?[source] ?? []
+            let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
+            // When both sides of a relationship are set in the same batch, the state read above
+            // may be stale by the time this link is applied, so always write.
+            let inverseAlsoSet = relationship.inverse.map {
+                sourcesByRelationship[RelationshipKey(entity: relationship.destination, name: $0)] != nil
+            } ?? false
+            if same && !inverseAlsoSet { continue }
+            try writer.setRelated(relationship.name, of: source, to: ids)
+            if !same { batch.slots[link.slot].linksChanged = true }
+        }
+    }
+
+    /// The id of a link target, if it has one (stored, or inserted already).
+    @inline(__always)
+    private func resolve(_ target: MappedBatch.LinkTarget, _ destination: Int) -> ObjectID? {
+        switch target {
+        case .slot(let s): return batch.slots[s].id
+        case .identity(let key): return batch.identityMap[destination][key].flatMap { batch.slots[$0].id }
+        }
+    }
+
+    /// Objects of one entity whose changed attributes are the same.
+    private struct UpdateGroup: Hashable {
+        let entity: Int
+        let positions: [Int]
+    }
+
+    private struct RelationshipKey: Hashable {
+        let entity: String
+        let name: String
+    }
+
+    // MARK: Record
+
+    /// Folds the batch's slots into the result: first-touch order, strongest status wins.
+    private func recordBatch() {
+        var seen = [Bool](repeating: false, count: batch.slots.count)
+        for slot in batch.occurrences where !seen[slot] {
+            seen[slot] = true
+            guard let id = batch.slots[slot].id else { continue }
+            let entity = batch.slots[slot].entity
+            let now = batch.slots[slot].inserted ? Self.inserted
+                : (batch.slots[slot].attributesChanged || batch.slots[slot].linksChanged) ? Self.updated : Self.unchanged
+            if let before = status[entity][id.rowID] {
+                if now > before & Self.statusMask { status[entity][id.rowID] = (before & ~Self.statusMask) | now }
+            } else {
+                status[entity][id.rowID] = now
+                order.append(id)
+            }
+        }
+        for slot in batch.topLevel {
+            let entity = batch.slots[slot].entity
+            guard let id = batch.slots[slot].id, let entry = status[entity][id.rowID], entry & Self.listedAtTopLevel == 0 else { continue }
+            status[entity][id.rowID] = entry | Self.listedAtTopLevel
+            topLevel.append(id)
+        }
+        diagnostics.append(contentsOf: batch.diagnostics)
+    }
+
+    func result() -> ImportResult {
+        var result = ImportResult()
+        result.objects = topLevel
+        var entity = (name: "", ordinal: 0)
+        for id in order {
+            if id.entity != entity.name { entity = (id.entity, importer.planIndex[id.entity]!) }
+            switch status[entity.ordinal][id.rowID]! & Self.statusMask {
+            case Self.inserted: result.inserted.append(id)
+            case Self.updated: result.updated.append(id)
+            default: result.unchanged.append(id)
+            }
+        }
+        result.diagnostics = diagnostics
+        return result
+    }
+}

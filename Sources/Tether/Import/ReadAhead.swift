@@ -1,0 +1,93 @@
+import Foundation
+
+/// Runs the two halves of an import on two cores: `produce` (reading and mapping batches) on a
+/// thread of its own, one item ahead of `consume` (writing them into the store) on the calling
+/// thread.
+///
+/// `produce` hands each item to `emit`, which waits while the item before it has not been taken,
+/// so at most one item waits between the two. Items are consumed in order; then the producer's
+/// error, if any, is thrown. When `consume` throws, the producer is stopped at its next `emit`,
+/// and this function returns only after the producer's thread has finished: `produce` may use
+/// memory that lives only as long as this call (the bytes of the payload, a tape).
+///
+/// The calling thread only ever waits for the thread this function started, never for async
+/// work or a shared thread pool, so it cannot deadlock (the Linux concern of the brief).
+func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (T) throws -> Void) throws {
+    let handoff = Handoff<T>()
+    let job = ProducerJob(run: produce)
+    let thread = Thread {
+        do {
+            try job.run { item in try handoff.put(item) }
+            handoff.finish(nil)
+        } catch {
+            handoff.finish(error)
+        }
+    }
+    // Nested payloads recurse in the parser and the mapper (up to JSONParser.maximumDepth):
+    // give the thread the stack of a main thread, not the 512 KiB of a secondary one.
+    thread.stackSize = 8 << 20
+    thread.start()
+    defer { handoff.cancelAndWait() }
+    while let item = try handoff.take() { try consume(item) }
+}
+
+/// The producer's closure, handed to its thread. It is not `Sendable` (it captures the reader, the
+/// tape and the mapper of one import): it is called on that thread only, and the caller of
+/// ``readAhead(produce:consume:)`` leaves what it captures alone until the thread has finished.
+private struct ProducerJob<T>: @unchecked Sendable {
+    let run: (_ emit: (T) throws -> Void) throws -> Void
+}
+
+/// A one-item handoff between a producer thread and a consumer thread.
+private final class Handoff<T: Sendable>: @unchecked Sendable {
+    // Every field below is read and written with `condition` locked.
+    private let condition = NSCondition()
+    private var item: T?
+    private var finished = false
+    private var failure: (any Error)?
+    private var cancelled = false
+
+    /// Producer: waits until the previous item was taken, then offers `value`. Throws when the
+    /// consumer has stopped.
+    func put(_ value: T) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while item != nil && !cancelled { condition.wait() }
+        if cancelled { throw CancellationError() }
+        item = value
+        condition.broadcast()
+    }
+
+    /// Producer: no more items; `error` is thrown to the consumer after the last one.
+    func finish(_ error: (any Error)?) {
+        condition.lock()
+        defer { condition.unlock() }
+        finished = true
+        failure = error
+        condition.broadcast()
+    }
+
+    /// Consumer: the next item, or nil when the producer finished without error.
+    func take() throws -> T? {
+        condition.lock()
+        defer { condition.unlock() }
+        while item == nil && !finished { condition.wait() }
+        if let value = item {
+            item = nil
+            condition.broadcast()
+            return value
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// Consumer: stops the producer at its next `put` and waits until it has finished.
+    func cancelAndWait() {
+        condition.lock()
+        defer { condition.unlock() }
+        cancelled = true
+        item = nil
+        condition.broadcast()
+        while !finished { condition.wait() }
+    }
+}
