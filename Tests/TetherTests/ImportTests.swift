@@ -362,41 +362,77 @@ import Tether
         #expect(next?.inserted.count == 1)
     }
 
-    @Test func storeErrorsRollBackTheImport() async throws {
-        /// A writer that fails on the third insert.
-        final class FailingStore: Store {
-            let base = InMemoryStore()
-            func prepare(for schema: Schema) throws { try base.prepare(for: schema) }
-            func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T { try await base.read(body) }
-            func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
-                try await base.write { writer in try body(Failing(base: writer)) }
-            }
-            func changes() -> AsyncStream<ChangeSet> { base.changes() }
-            final class Failing: StoreWriter {
-                let base: any StoreWriter
-                var inserts = 0
-                init(base: any StoreWriter) { self.base = base }
-                func objects(_ e: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] { try base.objects(e, identities: identities) }
-                func object(_ id: ObjectID) throws -> Object? { try base.object(id) }
-                func fetch(_ q: Query) throws -> [Object] { try base.fetch(q) }
-                func count(_ q: Query) throws -> Int { try base.count(q) }
-                func related(_ r: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] { try base.related(r, of: ids) }
-                func insert(_ e: String, values: [String: Value]) throws -> Object {
-                    inserts += 1
-                    if inserts == 3 { throw StoreError(.storage, "disk full") }
-                    return try base.insert(e, values: values)
-                }
-                func update(_ id: ObjectID, setting v: [String: Value], clearing c: Set<String>) throws { try base.update(id, setting: v, clearing: c) }
-                func delete(_ id: ObjectID) throws { try base.delete(id) }
-                func setRelated(_ r: String, of id: ObjectID, to t: [ObjectID]) throws { try base.setRelated(r, of: id, to: t) }
-            }
+    /// A store whose writer fails on the `failAt`th single insert (the default batch insert
+    /// inserts row by row).
+    final class FailingStore: Store {
+        let base = InMemoryStore()
+        let failAt: Int
+        init(failAt: Int = 3) { self.failAt = failAt }
+        func prepare(for schema: Schema) throws { try base.prepare(for: schema) }
+        func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T { try await base.read(body) }
+        func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+            try await base.write { [failAt] writer in try body(Failing(base: writer, failAt: failAt)) }
         }
+        func changes() -> AsyncStream<ChangeSet> { base.changes() }
+        final class Failing: StoreWriter {
+            let base: any StoreWriter
+            let failAt: Int
+            var inserts = 0
+            init(base: any StoreWriter, failAt: Int) {
+                self.base = base
+                self.failAt = failAt
+            }
+            func objects(_ e: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] { try base.objects(e, identities: identities) }
+            func object(_ id: ObjectID) throws -> Object? { try base.object(id) }
+            func fetch(_ q: Query) throws -> [Object] { try base.fetch(q) }
+            func count(_ q: Query) throws -> Int { try base.count(q) }
+            func related(_ r: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] { try base.related(r, of: ids) }
+            func insert(_ e: String, values: [String: Value]) throws -> Object {
+                inserts += 1
+                if inserts == failAt { throw StoreError(.storage, "disk full") }
+                return try base.insert(e, values: values)
+            }
+            func update(_ id: ObjectID, setting v: [String: Value], clearing c: Set<String>) throws { try base.update(id, setting: v, clearing: c) }
+            func delete(_ id: ObjectID) throws { try base.delete(id) }
+            func setRelated(_ r: String, of id: ObjectID, to t: [ObjectID]) throws { try base.setRelated(r, of: id, to: t) }
+        }
+    }
+
+    @Test func storeErrorsRollBackTheImport() async throws {
         let store = FailingStore()
         let client = try makeClient(store)
         await #expect(throws: StoreError.self) {
             try await client.import(JSON(parsing: #"[{"id": 1}, {"id": 2}, {"id": 3}]"#), as: "User")
         }
         #expect(try await client.count(Query("User")) == 0)
+    }
+
+    /// Bytes of several batches are mapped on a second thread while earlier batches are written:
+    /// a store error in a later batch stops that thread and rolls everything back.
+    @Test func storeErrorsInALaterBatchOfBytesRollBackTheImport() async throws {
+        let client = try makeClient(FailingStore(failAt: 7), options: ImportOptions(batchSize: 2))
+        let text = "[" + (1...20).map { #"{"id": \#($0)}"# }.joined(separator: ", ") + "]"
+        await #expect(throws: StoreError.self) { try await client.import(Data(text.utf8), as: "User") }
+        #expect(try await client.count(Query("User")) == 0)
+    }
+
+    /// Diagnostics of every batch, in payload order, whichever thread mapped them; with `.fail`,
+    /// the first rejected value of a later batch aborts the import.
+    @Test func diagnosticsOfEveryBatchInPayloadOrder() async throws {
+        let text = "[" + (0..<9).map { i in i % 3 == 1 ? #"{"id": \#(i), "age": "old"}"# : #"{"id": \#(i), "age": \#(i)}"# }
+            .joined(separator: ", ") + "]"
+        let client = try makeClient(options: ImportOptions(batchSize: 2))
+        let result = try await client.import(Data(text.utf8), as: "User")
+        #expect(result.diagnostics.map(\.path.description) == ["$[1].age", "$[4].age", "$[7].age"])
+        #expect(result.inserted.count == 9)
+
+        let strict = try makeClient(options: ImportOptions(policy: .fail, batchSize: 2))
+        let error = await #expect(throws: ImportError.self) { try await strict.import(Data(text.utf8), as: "User") }
+        #expect(error?.path.description == "$[1].age")
+        let later = text.replacingOccurrences(of: #""id": 1, "age": "old""#, with: #""id": 1"#)
+        let laterError = await #expect(throws: ImportError.self) { try await strict.import(Data(later.utf8), as: "User") }
+        #expect(laterError?.path.description == "$[4].age")
+        #expect(try await strict.count(Query("User")) == 0)
     }
 
     @Test func malformedJSONIsAnErrorWithAByteOffset() async throws {

@@ -83,4 +83,18 @@ import Tether
         #expect(again.inserted.isEmpty)
         #expect(again.objects == result.objects)
     }
+
+    /// A file is read and mapped on a second thread while earlier batches are written: a syntax
+    /// error near its end rolls back what was written, and the error's offset is from the start of
+    /// the file.
+    @Test func aSyntaxErrorInALaterBatchOfAFileWritesNothing() async throws {
+        let schema = try Schema { Entity("User") { Attribute("id", .int64); Attribute("login", .string) } }
+        let client = try Client.Builder(schema: schema).importOptions(ImportOptions(batchSize: 2)).build()
+        let text = "[" + (1...9).map { #"{"id": \#($0), "login": "u\#($0)"}"# }.joined(separator: ", ") + ", {\"id\": 10} x]"
+        let url = try write(text)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let error = await #expect(throws: JSONParseError.self) { try await client.import(contentsOf: url, as: "User") }
+        #expect(error?.offset == text.utf8.count - 2)
+        #expect(try await client.count(Query("User")) == 0)
+    }
 }
