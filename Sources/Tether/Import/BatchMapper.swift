@@ -48,8 +48,12 @@ struct MappedBatch: Sendable {
     var slots: [Slot] = []
     /// entity ordinal -> identity -> slot
     var identityMap: [[IdentityKey: Int]]
-    /// entity ordinal -> identities named by an id only (`owner_id`, `label_ids`), to be looked up too.
+    /// entity ordinal -> identities named by an id only (`owner_id`, `label_ids`), while mapping.
     var references: [Set<IdentityKey>]
+    /// entity ordinal -> the identities to look up in the store: every slot's, then those named
+    /// only by id; and for each, its slot (-1: named only by id).
+    var lookups: [[IdentityKey]]
+    var lookupSlots: [[Int]]
     /// The slot of every object occurrence, in payload order.
     var occurrences: [Int] = []
     /// The slots of the top-level objects, in payload order.
@@ -61,6 +65,8 @@ struct MappedBatch: Sendable {
     init(entities: Int) {
         identityMap = Array(repeating: [:], count: entities)
         references = Array(repeating: [], count: entities)
+        lookups = Array(repeating: [], count: entities)
+        lookupSlots = Array(repeating: [], count: entities)
     }
 }
 
@@ -119,6 +125,13 @@ final class BatchMapper<V: ImportValue> {
                 throw ImportError(path: JSONPath(path), entity: entity.name, message: "expected an object, found \(element.typeName)")
             }
         }
+        for ordinal in plans.indices {
+            for key in batch.references[ordinal] where batch.identityMap[ordinal][key] == nil {
+                batch.lookups[ordinal].append(key)
+                batch.lookupSlots[ordinal].append(-1)
+            }
+            batch.references[ordinal] = []
+        }
         var mapped = MappedBatch(entities: 0)
         swap(&mapped, &batch)
         return mapped
@@ -151,6 +164,8 @@ final class BatchMapper<V: ImportValue> {
             } else {
                 slot = newSlot(plan)
                 batch.identityMap[plan.ordinal][key] = slot
+                batch.lookups[plan.ordinal].append(key)
+                batch.lookupSlots[plan.ordinal].append(slot)
             }
         }
         batch.occurrences.append(slot)

@@ -33,8 +33,8 @@ final class ImportSession {
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
     /// order; later batches find earlier ones in the store, so memory is bounded by the batch.
-    func write(_ mapped: MappedBatch) throws {
-        batch = mapped
+    func write(_ mapped: consuming MappedBatch) throws {
+        batch = consume mapped
         defer { batch = MappedBatch(entities: 0) }
         try resolve()
         try writeBatch()
@@ -47,19 +47,17 @@ final class ImportSession {
     /// slot of a stored object takes the stored values of the attributes the payload did not give.
     /// An object named only by id gets a slot of its own, so that links to it resolve.
     private func resolve() throws {
-        for plan in plans {
+        for plan in plans where !batch.lookups[plan.ordinal].isEmpty {
             let ordinal = plan.ordinal
-            var keys = Array(batch.identityMap[ordinal].keys)
-            for key in batch.references[ordinal] where batch.identityMap[ordinal][key] == nil { keys.append(key) }
-            guard !keys.isEmpty else { continue }
-            let rows = try writer.find(plan.name, identities: keys, attributes: plan.attributeNames)
-            for (key, row) in zip(keys, rows) {
+            let rows = try writer.find(plan.name, identities: batch.lookups[ordinal], attributes: plan.attributeNames)
+            for (i, row) in rows.enumerated() {
                 guard let row else { continue }
-                if let slot = batch.identityMap[ordinal][key] {
+                let slot = batch.lookupSlots[ordinal][i]
+                if slot >= 0 {
                     merge(row, into: slot)
                 } else {
                     batch.slots.append(MappedBatch.Slot(entity: ordinal, id: row.id, stored: row.values, values: row.values))
-                    batch.identityMap[ordinal][key] = batch.slots.count - 1
+                    batch.identityMap[ordinal][batch.lookups[ordinal][i]] = batch.slots.count - 1
                 }
             }
         }
@@ -140,7 +138,7 @@ final class ImportSession {
                         linkedOnInsert[index] = true  // an id naming nothing stored is ignored
                     }
                 }
-                insert.append(batch.slots[slot].values, targets: targets)
+                insert.append(moving: &batch.slots[slot].values, targets: targets)
             }
             let ids = try writer.insert(insert)
             for (slot, id) in zip(newSlots[ordinal], ids) {

@@ -12,7 +12,7 @@ import Foundation
 ///
 /// The calling thread only ever waits for the thread this function started, never for async
 /// work or a shared thread pool, so it cannot deadlock (the Linux concern of the brief).
-func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (T) throws -> Void) throws {
+func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (consuming T) throws -> Void) throws {
     let handoff = Handoff<T>()
     let job = ProducerJob(run: produce)
     let thread = Thread {
@@ -28,7 +28,7 @@ func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) thro
     thread.stackSize = 8 << 20
     thread.start()
     defer { handoff.cancelAndWait() }
-    while let item = try handoff.take() { try consume(item) }
+    while let item = try handoff.take() { try consume(consume item) }
 }
 
 /// The producer's closure, handed to its thread. It is not `Sendable` (it captures the reader, the

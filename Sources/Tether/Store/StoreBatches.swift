@@ -43,6 +43,24 @@ public struct InsertBatch: Sendable {
         count += 1
     }
 
+    /// Appends a row like ``append(_:targets:)``, moving the values out of `row` instead of
+    /// copying them (the import's rows are not needed after the insert); `row` is left all nil.
+    mutating func append(moving row: inout [Value?], targets: some Collection<ObjectID?>) {
+        precondition(row.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(row.count)")
+        precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
+        let start = values.count
+        values.append(contentsOf: repeatElement(nil, count: row.count))
+        values.withUnsafeMutableBufferPointer { destination in
+            row.withUnsafeMutableBufferPointer { source in
+                guard let from = source.baseAddress, let to = destination.baseAddress else { return }
+                (to + start).moveUpdate(from: from, count: source.count)
+                source.initialize(repeating: nil)
+            }
+        }
+        self.targets.append(contentsOf: targets)
+        count += 1
+    }
+
     /// The value of attribute number `attribute` in row `row`.
     @inlinable
     public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
