@@ -32,6 +32,8 @@ struct MappedBatch: Sendable {
     struct PendingLink: Sendable {
         let slot: Int
         let relationship: RelationshipMapping
+        /// The relationship's position in its entity's mapping.
+        let position: Int
         /// The destination entity's ordinal.
         let destination: Int
         var targets: [LinkTarget]
@@ -310,7 +312,8 @@ final class BatchMapper<V: ImportValue> {
         }
         let key = MappedBatch.LinkKey(slot: slot, relationship: position)
         let link = MappedBatch.PendingLink(
-            slot: slot, relationship: relationship, destination: destination.ordinal, targets: targets, byReference: byReference)
+            slot: slot, relationship: relationship, position: position, destination: destination.ordinal, targets: targets,
+            byReference: byReference)
         if let index = batch.linkIndex[key] {
             batch.links[index] = link
         } else {

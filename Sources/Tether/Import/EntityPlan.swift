@@ -20,6 +20,9 @@ final class EntityPlan: Sendable {
     let directKinds: [DirectKind]
     /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
     let toOne: [Int]
+    /// The position of each relationship's inverse among the destination's mapped relationships
+    /// (nil when it has none, or it is not mapped).
+    let inverses: [Int?]
     /// The first key of every key path above; the fields below index into it.
     let keyTable: KeyTable
     let attributeFields: [Field]
@@ -40,7 +43,7 @@ final class EntityPlan: Sendable {
         let names = mapping.entities.keys.sorted()
         var index: [String: Int] = [:]
         for (ordinal, name) in names.enumerated() { index[name] = ordinal }
-        let plans = names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index) }
+        let plans = names.enumerated().map { ordinal, name in EntityPlan(mapping[name]!, ordinal: ordinal, index: index, in: mapping) }
         // Insert order: the destinations of to-one relationships before their sources, so that a
         // new object's to-one targets have ids when it is inserted (a cycle is broken anywhere;
         // its links are then set after the inserts).
@@ -57,7 +60,7 @@ final class EntityPlan: Sendable {
         return ImportPlans(plans: plans, index: index, insertOrder: order)
     }
 
-    init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int]) {
+    init(_ mapping: EntityMapping, ordinal: Int, index: [String: Int], in all: Mapping) {
         func keys(_ path: JSONKeyPath) -> [ImportKey] { path.components.map(ImportKey.init) }
         self.mapping = mapping
         self.ordinal = ordinal
@@ -85,6 +88,10 @@ final class EntityPlan: Sendable {
         foreignKeyFields = foreignKeys.map { field([$0]) }
         keyTable = KeyTable(firstKeys)
         toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
+        inverses = mapping.relationships.map { relationship in
+            guard let inverse = relationship.relationship.inverse, let destination = all[relationship.relationship.destination] else { return nil }
+            return destination.relationships.firstIndex { $0.name == inverse }
+        }
     }
 }
 

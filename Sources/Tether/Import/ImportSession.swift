@@ -33,9 +33,10 @@ final class ImportSession {
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
     /// order; later batches find earlier ones in the store, so memory is bounded by the batch.
-    func write(_ mapped: consuming MappedBatch) throws {
-        batch = consume mapped
-        defer { batch = MappedBatch(entities: 0) }
+    /// The batch is changed in place (ids, stored values); the caller frees it.
+    func write(_ mapped: inout MappedBatch) throws {
+        swap(&batch, &mapped)
+        defer { swap(&batch, &mapped) }
         try resolve()
         try writeBatch()
         recordBatch()
@@ -103,11 +104,9 @@ final class ImportSession {
         }
         for group in updateOrder { try writer.update(updates[group]!) }
 
-        // Relationships (by source entity and name) that have pending links in this batch.
+        // Relationships (by source entity and position) that have pending links in this batch.
         var pendingRelationships = Set<RelationshipKey>()
-        for link in batch.links {
-            pendingRelationships.insert(RelationshipKey(entity: plans[batch.slots[link.slot].entity].name, name: link.relationship.name))
-        }
+        for link in batch.links { pendingRelationships.insert(RelationshipKey(batch.slots[link.slot].entity, link.position)) }
 
         // New objects, one batch insert per entity, to-one destinations first: a to-one link
         // whose target already has an id is written with the row (unless the inverse side is also
@@ -116,9 +115,8 @@ final class ImportSession {
         for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
             let plan = plans[ordinal]
             let relationships = plan.toOne.filter { r in
-                let relationship = plan.mapping.relationships[r].relationship
-                guard let inverse = relationship.inverse else { return true }
-                return !pendingRelationships.contains(RelationshipKey(entity: relationship.destination, name: inverse))
+                guard let inverse = plan.inverses[r], let destination = plan.destinations[r] else { return true }
+                return !pendingRelationships.contains(RelationshipKey(destination, inverse))
             }
             var insert = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
                                      relationships: relationships.map { plan.mapping.relationships[$0].name })
@@ -160,22 +158,22 @@ final class ImportSession {
 
         var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
         for (link, _) in resolved {
-            let source = batch.slots[link.slot].id!
-            sourcesByRelationship[RelationshipKey(entity: source.entity, name: link.relationship.name), default: []].append(source)
+            sourcesByRelationship[RelationshipKey(batch.slots[link.slot].entity, link.position), default: []].append(batch.slots[link.slot].id!)
         }
         var current: [RelationshipKey: [ObjectID: [ObjectID]]] = [:]
         for (key, sources) in sourcesByRelationship {
-            current[key] = try writer.related(key.name, of: sources)
+            current[key] = try writer.related(plans[key.entity].mapping.relationships[key.position].name, of: sources)
         }
         for (link, ids) in resolved {
             let source = batch.slots[link.slot].id!
             let relationship = link.relationship.relationship
-            let before = current[RelationshipKey(entity: source.entity, name: relationship.name)]?[source] ?? []
+            let plan = plans[batch.slots[link.slot].entity]
+            let before = current[RelationshipKey(plan.ordinal, link.position)]?[source] ?? []
             let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
-            let inverseAlsoSet = relationship.inverse.map {
-                sourcesByRelationship[RelationshipKey(entity: relationship.destination, name: $0)] != nil
+            let inverseAlsoSet = plan.inverses[link.position].map {
+                sourcesByRelationship[RelationshipKey(link.destination, $0)] != nil
             } ?? false
             if same && !inverseAlsoSet { continue }
             try writer.setRelated(relationship.name, of: source, to: ids)
@@ -198,9 +196,14 @@ final class ImportSession {
         let positions: [Int]
     }
 
+    /// A relationship by its entity's ordinal and its position in the entity's mapping.
     private struct RelationshipKey: Hashable {
-        let entity: String
-        let name: String
+        let entity: Int
+        let position: Int
+        init(_ entity: Int, _ position: Int) {
+            self.entity = entity
+            self.position = position
+        }
     }
 
     // MARK: Record

@@ -51,11 +51,12 @@ struct Importer: Sendable {
                 var start = 0
                 while start < elements.count {
                     let end = min(elements.count, start + options.batchSize)
-                    try session.write(mapper.map(elements[start..<end], entity: entity, base: base, indexed: true, offset: start))
+                    var mapped = try mapper.map(elements[start..<end], entity: entity, base: base, indexed: true, offset: start)
+                    try session.write(&mapped)
                     start = end
                 }
-            } else if let mapped = try mapDocument(payload.json, entity, base, mapper) {
-                try session.write(mapped)
+            } else if var mapped = try mapDocument(payload.json, entity, base, mapper) {
+                try session.write(&mapped)
             }
         }
         return session.result()
@@ -87,9 +88,9 @@ struct Importer: Sendable {
                 try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
             }
         }
-        guard let firstBatch = try next() else { return session.result() }
+        guard var firstBatch = try next() else { return session.result() }
         if last {
-            try session.write(firstBatch)
+            try session.write(&firstBatch)
         } else {
             try readAhead(produce: { emit in
                 try emit(firstBatch)

@@ -10,9 +10,13 @@ import Foundation
 /// and this function returns only after the producer's thread has finished: `produce` may use
 /// memory that lives only as long as this call (the bytes of the payload, a tape).
 ///
+/// Each item, once consumed, goes back to the producer's thread to be freed there: freeing a
+/// written batch (its values and strings) is a good part of a batch's cost, and the producer is
+/// usually the one with time to spare.
+///
 /// The calling thread only ever waits for the thread this function started, never for async
 /// work or a shared thread pool, so it cannot deadlock (the Linux concern of the brief).
-func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (consuming T) throws -> Void) throws {
+func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (inout T) throws -> Void) throws {
     let handoff = Handoff<T>()
     let job = ProducerJob(run: produce)
     let thread = Thread {
@@ -28,7 +32,10 @@ func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) thro
     thread.stackSize = 8 << 20
     thread.start()
     defer { handoff.cancelAndWait() }
-    while let item = try handoff.take() { try consume(consume item) }
+    while var item = try handoff.take() {
+        try consume(&item)
+        handoff.giveBack(item)
+    }
 }
 
 /// The producer's closure, handed to its thread. It is not `Sendable` (it captures the reader, the
@@ -46,16 +53,28 @@ private final class Handoff<T: Sendable>: @unchecked Sendable {
     private var finished = false
     private var failure: (any Error)?
     private var cancelled = false
+    /// Consumed items, to be freed on the producer's thread.
+    private var spent: [T] = []
 
     /// Producer: waits until the previous item was taken, then offers `value`. Throws when the
     /// consumer has stopped.
     func put(_ value: T) throws {
+        var spent: [T] = []
+        defer { spent = [] }  // freed after the lock is released
         condition.lock()
         defer { condition.unlock() }
         while item != nil && !cancelled { condition.wait() }
         if cancelled { throw CancellationError() }
         item = value
+        swap(&spent, &self.spent)
         condition.broadcast()
+    }
+
+    /// Consumer: hands a consumed item back, to be freed by the producer at its next `put`.
+    func giveBack(_ value: T) {
+        condition.lock()
+        defer { condition.unlock() }
+        spent.append(value)
     }
 
     /// Producer: no more items; `error` is thrown to the consumer after the last one.
