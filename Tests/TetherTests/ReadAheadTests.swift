@@ -59,8 +59,8 @@ import Testing
         let producerDone = finished.load(ordering: .sequentiallyConsistent)
         let count = produced.load(ordering: .sequentiallyConsistent)
         #expect(producerDone)
-        // At most one item waits in the handoff and one is being made.
-        #expect(count <= 6)
+        // The producer is never more than one item ahead: items 0 to 3 were consumed, 4 was offered.
+        #expect(count <= 5)
     }
 
     @Test func manyImportsAtOnceDoNotDeadlock() async throws {

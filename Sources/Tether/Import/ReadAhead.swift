@@ -4,8 +4,8 @@ import Foundation
 /// thread of its own, one item ahead of `consume` (writing them into the store) on the calling
 /// thread.
 ///
-/// `produce` hands each item to `emit`, which waits while the item before it has not been taken,
-/// so at most one item waits between the two. Items are consumed in order; then the producer's
+/// `produce` hands each item to `emit`, which waits until the consumer takes it: the producer makes
+/// item k + 1 while the consumer works on item k, and no further ahead. Items are consumed in order; then the producer's
 /// error, if any, is thrown. When `consume` throws, the producer is stopped at its next `emit`,
 /// and this function returns only after the producer's thread has finished: `produce` may use
 /// memory that lives only as long as this call (the bytes of the payload, a tape).
@@ -56,18 +56,20 @@ private final class Handoff<T: Sendable>: @unchecked Sendable {
     /// Consumed items, to be freed on the producer's thread.
     private var spent: [T] = []
 
-    /// Producer: waits until the previous item was taken, then offers `value`. Throws when the
+    /// Producer: offers `value` and waits until the consumer takes it, so that the producer is
+    /// never more than one item ahead (two batches in memory, not three). Throws when the
     /// consumer has stopped.
     func put(_ value: T) throws {
         var spent: [T] = []
         defer { spent = [] }  // freed after the lock is released
         condition.lock()
         defer { condition.unlock() }
-        while item != nil && !cancelled { condition.wait() }
         if cancelled { throw CancellationError() }
         item = value
-        swap(&spent, &self.spent)
         condition.broadcast()
+        while item != nil && !cancelled { condition.wait() }
+        swap(&spent, &self.spent)
+        if cancelled { throw CancellationError() }
     }
 
     /// Consumer: hands a consumed item back, to be freed by the producer at its next `put`.
