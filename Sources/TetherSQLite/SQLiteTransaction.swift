@@ -113,27 +113,7 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
-        try find(entity, identities: identities, attributes: attributes, relationships: [])
-    }
-
-    /// A to-one relationship kept as a column of the entity's own table is read with the row;
-    /// any other through ``related(_:of:)``'s query, once for the rows found.
-    public func find(_ entity: String, identities: [IdentityKey], attributes: [String], relationships: [String]) throws -> [StoredRow?] {
         let info = try info(entity)
-        var inRow: [(position: Int, column: String, destination: String)] = []
-        var separate: [(position: Int, link: Layout.LinkInfo, sideA: Bool, destination: String)] = []
-        for (position, name) in relationships.enumerated() {
-            let (link, sideA) = try relationship(entity, name)
-            guard sideA ? link.aToOne : link.bToOne else {
-                throw StoreError(.typeMismatch, entity: entity, member: name, "\(entity).\(name) is to-many")
-            }
-            if sideA, case .foreignKey(let table, let column) = link.storage, table == info.table {
-                inRow.append((position, column, link.bEntity))
-            } else {
-                separate.append((position, link, sideA, sideA ? link.bEntity : link.aEntity))
-            }
-        }
-
         let identity = info.identity
         var result = [StoredRow?](repeating: nil, count: identities.count)
         guard !identity.isEmpty, !identities.isEmpty else { return result }
@@ -164,7 +144,7 @@ public final class SQLiteTransaction: StoreWriter {
             }
         }
         let identityColumns = identity.map { quote($0.name) }
-        let selected = (["\"rowid\""] + identityColumns + attributes.map(quote) + inRow.map(\.column)).joined(separator: ", ")
+        let selected = (["\"rowid\""] + identityColumns + attributes.map(quote)).joined(separator: ", ")
         try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
             let sql = identityLookup(selecting: selected, from: info.table, columns: identityColumns, keys: chunk.count)
             let arguments = identity.count == 1
@@ -187,21 +167,7 @@ public final class SQLiteTransaction: StoreWriter {
                 var values: [Value?] = []
                 values.reserveCapacity(types.count)
                 for (i, type) in types.enumerated() { values.append(Codec.decode(row, identity.count + 1 + i, as: type)) }
-                var targets = [ObjectID?](repeating: nil, count: relationships.count)
-                for (k, link) in inRow.enumerated() where !row.isNull(identity.count + 1 + types.count + k) {
-                    targets[link.position] = ObjectID(entity: link.destination, rowID: row.int(identity.count + 1 + types.count + k))
-                }
-                result[position] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(0)), values: values, targets: targets)
-            }
-        }
-        if !separate.isEmpty {
-            let found = result.compactMap { $0?.id.rowID }
-            for link in separate {
-                let linked = try self.linked(link.link, sideA: link.sideA, of: found)
-                for i in result.indices {
-                    guard let row = result[i]?.id.rowID, let target = linked[row]?.first else { continue }
-                    result[i]!.targets[link.position] = ObjectID(entity: link.destination, rowID: target)
-                }
+                result[position] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(0)), values: values)
             }
         }
         for (position, first) in repeated { result[position] = result[first] }

@@ -43,7 +43,6 @@ public struct StoreConformance: Sendable {
         case batchInsert
         case batchUpdate
         case findByIdentity
-        case findTargets
 
         public var description: String { rawValue }
     }
@@ -100,7 +99,6 @@ public struct StoreConformance: Sendable {
         case .batchInsert: try await checks.batchInsert()
         case .batchUpdate: try await checks.batchUpdate()
         case .findByIdentity: try await checks.findByIdentity()
-        case .findTargets: try await checks.findTargets()
         }
     }
 

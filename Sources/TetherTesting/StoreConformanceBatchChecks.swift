@@ -179,41 +179,4 @@ extension Checks {
             _ = try await store.read { try $0.find("Nope", identities: [IdentityKey(.int(1))], attributes: []) }
         }
     }
-
-    func findTargets() async throws {
-        try prepared()
-        let (author, one, two, profile) = try await store.write { writer in
-            let author = try writer.insert("Author", values: ["id": .int(1)]).id
-            let one = try writer.insert("Post", values: ["id": .int(1), "title": .string("one")]).id
-            let two = try writer.insert("Post", values: ["id": .int(2)]).id
-            let profile = try writer.insert("Profile", values: ["id": .int(9)]).id
-            try writer.setRelated("author", of: one, to: [author])
-            try writer.setRelated("profile", of: author, to: [profile])
-            try writer.setRelated("pinned", of: author, to: [two])
-            return (author, one, two, profile)
-        }
-        let posts = try await store.read { reader in
-            try reader.find("Post", identities: [IdentityKey(.int(2)), IdentityKey(.int(3)), IdentityKey(.int(1))], attributes: ["title"],
-                            relationships: ["author"])
-        }
-        try expectEqual(posts, [StoredRow(id: two, values: [nil], targets: [nil]), nil,
-                                StoredRow(id: one, values: [.string("one")], targets: [author])],
-                        "the to-one side of a one-to-many: a target, or nil when unlinked")
-        let authors = try await store.read { reader in
-            try reader.find("Author", identities: [IdentityKey(.int(1))], attributes: [], relationships: ["profile", "pinned"])
-        }
-        try expectEqual(authors, [StoredRow(id: author, values: [], targets: [profile, two])],
-                        "one side of a one-to-one and a to-one without inverse, in the order asked")
-        let profiles = try await store.read { reader in
-            try reader.find("Profile", identities: [IdentityKey(.int(9))], attributes: [], relationships: ["author"])
-        }
-        try expectEqual(profiles, [StoredRow(id: profile, values: [], targets: [author])], "the other side of a one-to-one")
-        try await store.write { writer in try writer.setRelated("posts", of: author, to: [one, two]) }
-        try await expectError(.typeMismatch, "a to-many relationship") {
-            _ = try await store.read { try $0.find("Author", identities: [IdentityKey(.int(1))], attributes: [], relationships: ["posts"]) }
-        }
-        try await expectError(.unknownRelationship, "an unknown relationship") {
-            _ = try await store.read { try $0.find("Post", identities: [IdentityKey(.int(1))], attributes: [], relationships: ["nope"]) }
-        }
-    }
 }

@@ -15,8 +15,8 @@ import TetherTesting
 }
 
 /// The suite against a store that implements only the required methods, so that every default
-/// implementation of the protocols (batch insert and update, find by identity, find with
-/// targets) is checked too: what a new store starts from.
+/// implementation of the protocols (batch insert and update, find by identity) is checked too:
+/// what a new store starts from.
 @Suite struct DefaultImplementationsConformanceTests {
     final class MinimalStore: Store {
         let base = InMemoryStore()

@@ -244,6 +244,33 @@ import Tether
         #expect(try await client.count(Query("City")) == 3)  // unlinking never deletes
     }
 
+    /// A stored object's to-one link is read with it and compared with the payload: the same
+    /// owner is no change; a new owner, nested or by id, or null is; an unknown id is ignored.
+    @Test func toOneLinksComparedWithTheStoredTarget() async throws {
+        let client = try makeClient()
+        let first = try await client.import(JSON(parsing: #"""
+            [{"id": 1, "name": "a", "owner": {"id": 10}}, {"id": 2, "name": "b", "owner": {"id": 10}},
+             {"id": 3, "name": "c", "owner_id": 11}, {"id": 4, "name": "d", "owner": {"id": 11}}, {"id": 5, "name": "e", "owner": {"id": 11}}]
+            """#), as: "Repository")
+        #expect(first.inserted.count == 7)  // repository 3 names user 11 by id: linked, as it comes in the same batch
+        let again = try await client.import(JSON(parsing: #"""
+            [{"id": 1, "name": "a", "owner": {"id": 10}}, {"id": 2, "name": "b", "owner": {"id": 11}},
+             {"id": 3, "name": "c", "owner_id": 11}, {"id": 4, "name": "d", "owner_id": 99}, {"id": 5, "name": "e", "owner": null}]
+            """#), as: "Repository")
+        func owner(_ repository: Int64) async throws -> Value? {
+            let id = try #require(try await client.object("Repository", identity: .int(repository))).id
+            return try await client.related("owner", of: id).first?["id"]
+        }
+        #expect(try await owner(1) == .int(10))
+        #expect(try await owner(2) == .int(11))
+        #expect(try await owner(3) == .int(11))
+        #expect(try await owner(4) == .int(11))  // an unknown id leaves the link alone
+        #expect(try await owner(5) == nil)
+        let repository = { (id: Int64) in first.objects[Int(id) - 1] }
+        #expect(Set(again.updated) == [repository(2), repository(5)])
+        #expect([1, 3, 4].allSatisfy { again.unchanged.contains(repository($0)) })
+    }
+
     @Test func toManyForeignKeysWithStringIds() async throws {
         let schema = try Schema {
             Entity("Tag") { Attribute("id", .string); Attribute("name", .string); Relationship.toMany("notes", "Note", inverse: "tags") }

@@ -31,8 +31,8 @@ struct MappedBatch: Sendable {
 
     struct PendingLink: Sendable {
         let slot: Int
-        let relationship: RelationshipMapping
-        /// The relationship's position in its entity's mapping.
+        /// The relationship's position in its entity's mapping (kept small: an import has one
+        /// link per object and relationship).
         let position: Int
         /// The destination entity's ordinal.
         let destination: Int
@@ -312,8 +312,7 @@ final class BatchMapper<V: ImportValue> {
         }
         let key = MappedBatch.LinkKey(slot: slot, relationship: position)
         let link = MappedBatch.PendingLink(
-            slot: slot, relationship: relationship, position: position, destination: destination.ordinal, targets: targets,
-            byReference: byReference)
+            slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
         if let index = batch.linkIndex[key] {
             batch.links[index] = link
         } else {

@@ -147,37 +147,37 @@ final class ImportSession {
 
         // The other links: resolve targets, read the current links in one call per relationship,
         // and set those that differ.
-        var resolved: [(MappedBatch.PendingLink, [ObjectID])] = []
-        for (index, link) in batch.links.enumerated() where !linkedOnInsert[index] {
-            let ids = link.targets.compactMap { resolve($0, link.destination) }
+        var resolved: [(link: Int, ids: [ObjectID])] = []
+        for index in batch.links.indices where !linkedOnInsert[index] {
+            let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
-            if link.byReference && ids.isEmpty && !link.targets.isEmpty { continue }
-            resolved.append((link, ids))
+            if batch.links[index].byReference && ids.isEmpty && !batch.links[index].targets.isEmpty { continue }
+            resolved.append((index, ids))
         }
         guard !resolved.isEmpty else { return }
 
         var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
-        for (link, _) in resolved {
-            sourcesByRelationship[RelationshipKey(batch.slots[link.slot].entity, link.position), default: []].append(batch.slots[link.slot].id!)
+        for (index, _) in resolved {
+            let slot = batch.links[index].slot
+            sourcesByRelationship[RelationshipKey(batch.slots[slot].entity, batch.links[index].position), default: []].append(batch.slots[slot].id!)
         }
         var current: [RelationshipKey: [ObjectID: [ObjectID]]] = [:]
         for (key, sources) in sourcesByRelationship {
             current[key] = try writer.related(plans[key.entity].mapping.relationships[key.position].name, of: sources)
         }
-        for (link, ids) in resolved {
-            let source = batch.slots[link.slot].id!
-            let relationship = link.relationship.relationship
-            let plan = plans[batch.slots[link.slot].entity]
-            let before = current[RelationshipKey(plan.ordinal, link.position)]?[source] ?? []
+        for (index, ids) in resolved {
+            let (slot, position, destination) = (batch.links[index].slot, batch.links[index].position, batch.links[index].destination)
+            let source = batch.slots[slot].id!
+            let plan = plans[batch.slots[slot].entity]
+            let relationship = plan.mapping.relationships[position].relationship
+            let before = current[RelationshipKey(plan.ordinal, position)]?[source] ?? []
             let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
-            let inverseAlsoSet = plan.inverses[link.position].map {
-                sourcesByRelationship[RelationshipKey(link.destination, $0)] != nil
-            } ?? false
+            let inverseAlsoSet = plan.inverses[position].map { sourcesByRelationship[RelationshipKey(destination, $0)] != nil } ?? false
             if same && !inverseAlsoSet { continue }
             try writer.setRelated(relationship.name, of: source, to: ids)
-            if !same { batch.slots[link.slot].linksChanged = true }
+            if !same { batch.slots[slot].linksChanged = true }
         }
     }
 

@@ -202,12 +202,6 @@ extension InMemoryStore {
             return many[row] ?? []
         }
 
-        /// The partner of `row` on a to-one side.
-        func target(_ row: Int64) -> Int64? {
-            let i = Int(row - 1)
-            return i < one.count && one[i] != 0 ? one[i] : nil
-        }
-
         func isLinked(_ row: Int64) -> Bool {
             if toOne {
                 let i = Int(row - 1)
@@ -347,23 +341,6 @@ extension InMemoryStore {
                 guard let row = table.identityIndex[key] else { return nil }
                 return StoredRow(id: ObjectID(entity: entity, rowID: row), values: positions.map { table.value(row, $0) })
             }
-        }
-
-        func find(_ entity: String, identities: [IdentityKey], attributes: [String], relationships: [String]) throws -> [StoredRow?] {
-            var rows = try find(entity, identities: identities, attributes: attributes)
-            for name in relationships {
-                let slot = try relationship(entity, name)
-                let links = state.links[slot.index]
-                let side = slot.forward ? links.forward : links.backward
-                guard side.toOne else {
-                    throw StoreError(.typeMismatch, entity: entity, member: name, "\(entity).\(name) is to-many")
-                }
-                for i in rows.indices {
-                    guard let row = rows[i]?.id.rowID else { continue }
-                    rows[i]!.targets.append(side.target(row).map { ObjectID(entity: slot.destination, rowID: $0) })
-                }
-            }
-            return rows
         }
 
         func object(_ id: ObjectID) throws -> Object? {

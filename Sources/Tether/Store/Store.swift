@@ -53,12 +53,6 @@ public protocol StoreReader {
     /// order, the stored object's id and its values of `attributes`, or nil. Has a default
     /// implementation over ``objects(_:identities:)``.
     func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?]
-    /// ``find(_:identities:attributes:)`` that also gives, in each row's ``StoredRow/targets``,
-    /// the object it links to through each of `relationships` (to-one relationships of `entity`;
-    /// nil: no link): what an import compares a payload's `owner` with, without reading the
-    /// links again. Throws ``StoreError/Kind/typeMismatch`` for a to-many relationship. Has a
-    /// default implementation over ``find(_:identities:attributes:)`` and ``related(_:of:)``.
-    func find(_ entity: String, identities: [IdentityKey], attributes: [String], relationships: [String]) throws -> [StoredRow?]
 }
 
 /// Writing inside ``Store/write(_:)``.

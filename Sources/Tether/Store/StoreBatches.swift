@@ -109,18 +109,15 @@ public struct UpdateBatch: Sendable {
     public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
 }
 
-/// One stored object found by identity: its id, the values of the attributes asked for, by
-/// position (nil: unset), and the targets of the to-one relationships asked for, by position (nil:
-/// no link). What ``StoreReader/find(_:identities:attributes:relationships:)`` returns.
+/// One stored object found by identity: its id and the values of the attributes asked for, by
+/// position (nil: unset). What ``StoreReader/find(_:identities:attributes:)`` returns.
 public struct StoredRow: Sendable, Hashable {
     public var id: ObjectID
     public var values: [Value?]
-    public var targets: [ObjectID?]
 
-    public init(id: ObjectID, values: [Value?], targets: [ObjectID?] = []) {
+    public init(id: ObjectID, values: [Value?]) {
         self.id = id
         self.values = values
-        self.targets = targets
     }
 }
 
@@ -135,28 +132,6 @@ extension StoreReader {
         return identities.map { key in
             found[key].map { object in StoredRow(id: object.id, values: attributes.map { object.values[$0] }) }
         }
-    }
-}
-
-extension StoreReader {
-    /// ``find(_:identities:attributes:)``, then one ``related(_:of:)`` call per relationship for
-    /// the objects found. A store overrides it to read the links with the rows.
-    public func find(_ entity: String, identities: [IdentityKey], attributes: [String], relationships: [String]) throws -> [StoredRow?] {
-        var rows = try find(entity, identities: identities, attributes: attributes)
-        guard !relationships.isEmpty else { return rows }
-        let ids = rows.compactMap { $0?.id }
-        for relationship in relationships {
-            let related = ids.isEmpty ? [:] : try self.related(relationship, of: ids)
-            for i in rows.indices {
-                guard let id = rows[i]?.id else { continue }
-                let targets = related[id] ?? []
-                guard targets.count <= 1 else {
-                    throw StoreError(.typeMismatch, entity: entity, member: relationship, "\(entity).\(relationship) is to-many")
-                }
-                rows[i]!.targets.append(targets.first)
-            }
-        }
-        return rows
     }
 }
 
