@@ -106,7 +106,12 @@ final class ImportSession {
 
         // Relationships (by source entity and position) that have pending links in this batch.
         var pendingRelationships = Set<RelationshipKey>()
-        for link in batch.links { pendingRelationships.insert(RelationshipKey(batch.slots[link.slot].entity, link.position)) }
+        var last: RelationshipKey?
+        for link in batch.links {
+            let key = RelationshipKey(batch.slots[link.slot].entity, link.position)
+            if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
+            last = key
+        }
 
         // New objects, one batch insert per entity, to-one destinations first: a to-one link
         // whose target already has an id is written with the row (unless the inverse side is also
