@@ -30,6 +30,40 @@ extension Checks {
         try expect(changes.map { posts.allSatisfy($0.inserted.contains) } == true, "the change set lists the inserted objects: \(String(describing: changes))")
         try expect(changes?.updated.contains(first) == true, "the change set lists the linked target as updated: \(String(describing: changes))")
 
+        // Every type, in an order of its own, and strings of every length in several columns: what a
+        // store binds row after row must not leak from one row or column into the next.
+        let long = String(repeating: "ü🐙x", count: 300)
+        let when = Date(timeIntervalSinceReferenceDate: 12.25)
+        let code = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        let columns = ["site", "name", "extra", "id", "when", "flag", "price", "small", "blob", "code", "ratio", "score", "medium", "rank"]
+        let rows: [[Value?]] = [
+            [.url(URL(string: "https://example.com/a")!), .string(""), .string("t"), .int(100), .date(when), .bool(true),
+             .decimal(Decimal(string: "19.99")!), .int(-7), .data(Data([0, 1])), .uuid(code), .double(0.5), .double(-1), .int(7), .int(Int64.max)],
+            [nil, .string(long), nil, .int(101), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil],
+            [nil, .string("Zoë"), .int(3), .int(102), nil, .bool(false), nil, nil, .data(Data()), nil, nil, nil, nil, nil],
+        ]
+        let items = try await store.write { writer in
+            var batch = InsertBatch(entity: "Item", attributes: columns)
+            for row in rows { batch.append(row) }
+            return try writer.insert(batch)
+        }
+        let storedItems = try await store.read { try $0.objects(items) }
+        try expectEqual(storedItems.map(\.values), rows.map { row in
+            var values: [String: Value] = [:]
+            for (name, value) in zip(columns, row) { values[name] = value }
+            return values
+        }, "every type, in any column order, row after row")
+        let people = try await store.write { writer in
+            var batch = InsertBatch(entity: "Person", attributes: ["name", "code"])
+            batch.append([.string(long), .string("a")])
+            batch.append([.string(""), .string("b")])
+            batch.append([nil, .string("c🐙")])
+            return try writer.insert(batch)
+        }
+        try expectEqual(try await store.read { try $0.objects(people) }.map(\.values),
+                        [["name": .string(long), "code": .string("a")], ["name": .string(""), "code": .string("b")], ["code": .string("c🐙")]],
+                        "several string columns per row")
+
         // A one-to-one target moves away from its previous partner, as with setRelated.
         let profile = try await insert("Profile", ["id": .int(1)])
         try await link("author", profile, [second])
