@@ -348,20 +348,31 @@ extension InMemoryStore {
             return table.contains(id.rowID) ? Object(id: id, values: table.values(id.rowID)) : nil
         }
 
+        /// The condition is evaluated on the rows' positional values; only the objects that match
+        /// are built, then sorted and paged.
         func fetch(_ query: Query) throws -> [Object] {
             let table = state.tables[try check(query)]
             var objects: [Object] = []
-            objects.reserveCapacity(table.liveCount)
-            table.forEachRow { row in objects.append(Object(id: ObjectID(entity: query.entity, rowID: row), values: table.values(row))) }
-            return query.apply(to: objects)
+            table.forEachRow { row in
+                guard query.condition.map({ matches($0, table, row) }) ?? true else { return }
+                objects.append(Object(id: ObjectID(entity: query.entity, rowID: row), values: table.values(row)))
+            }
+            var rest = query
+            rest.condition = nil
+            return rest.apply(to: objects)
         }
 
         func count(_ query: Query) throws -> Int {
             let table = state.tables[try check(query)]
             guard let condition = query.condition else { return table.liveCount }
             var count = 0
-            table.forEachRow { row in if condition.matches(table.values(row)) { count += 1 } }
+            table.forEachRow { row in if matches(condition, table, row) { count += 1 } }
             return count
+        }
+
+        @inline(__always)
+        private func matches(_ condition: Condition, _ table: Table, _ row: Int64) -> Bool {
+            condition.matches { name in table.positions[name].flatMap { table.value(row, $0) } }
         }
 
         /// Checks the query's attributes; returns its entity's table.

@@ -68,9 +68,15 @@ public indirect enum Condition: Sendable, Hashable {
 
     /// Evaluates the condition against attribute values (used by in-memory stores).
     public func matches(_ values: [String: Value]) -> Bool {
-        func compare(_ name: String, _ value: Value, _ accept: (ComparisonResult) -> Bool) -> Bool {
-            guard let stored = values[name], Self.comparable(stored, value) else { return false }
-            return accept(Value.compare(stored, value))
+        matches { values[$0] }
+    }
+
+    /// Evaluates the condition with `value` giving each attribute's value by name (nil: unset):
+    /// how a store that keeps values by position evaluates it without a dictionary per object.
+    public func matches(value: (String) -> Value?) -> Bool {
+        func compare(_ name: String, _ operand: Value, _ accept: (ComparisonResult) -> Bool) -> Bool {
+            guard let stored = value(name), Self.comparable(stored, operand) else { return false }
+            return accept(Value.compare(stored, operand))
         }
         switch self {
         case .equal(let n, let v): return compare(n, v) { $0 == .orderedSame }
@@ -79,18 +85,20 @@ public indirect enum Condition: Sendable, Hashable {
         case .lessOrEqual(let n, let v): return compare(n, v) { $0 != .orderedDescending }
         case .greater(let n, let v): return compare(n, v) { $0 == .orderedDescending }
         case .greaterOrEqual(let n, let v): return compare(n, v) { $0 != .orderedAscending }
-        case .in(let n, let vs): return vs.contains { v in compare(n, v) { $0 == .orderedSame } }
-        case .isNull(let n): return values[n] == nil
-        case .isNotNull(let n): return values[n] != nil
+        case .in(let n, let vs):
+            guard let stored = value(n) else { return false }
+            return vs.contains { v in Self.comparable(stored, v) && Value.compare(stored, v) == .orderedSame }
+        case .isNull(let n): return value(n) == nil
+        case .isNotNull(let n): return value(n) != nil
         case .hasPrefix(let n, let p):
-            if case .string(let s)? = values[n] { return s.utf8.starts(with: p.utf8) }
+            if case .string(let s)? = value(n) { return s.utf8.starts(with: p.utf8) }
             return false
         case .contains(let n, let p):
-            if case .string(let s)? = values[n] { return p.isEmpty || s.utf8.firstRange(of: p.utf8) != nil }
+            if case .string(let s)? = value(n) { return p.isEmpty || s.utf8.firstRange(of: p.utf8) != nil }
             return false
-        case .and(let cs): return cs.allSatisfy { $0.matches(values) }
-        case .or(let cs): return cs.contains { $0.matches(values) }
-        case .not(let c): return !c.matches(values)
+        case .and(let cs): return cs.allSatisfy { $0.matches(value: value) }
+        case .or(let cs): return cs.contains { $0.matches(value: value) }
+        case .not(let c): return !c.matches(value: value)
         }
     }
 
