@@ -88,15 +88,21 @@ struct Importer: Sendable {
                 try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
             }
         }
-        guard var firstBatch = try next() else { return session.result() }
+        guard let head = try next() else { return session.result() }
         if last {
-            try session.write(&firstBatch)
-        } else {
-            try readAhead(produce: { emit in
-                try emit(firstBatch)
-                while let batch = try next() { try emit(batch) }
-            }, consume: session.write)
+            var only = head
+            try session.write(&only)
+            return session.result()
         }
+        // Handed over, not kept: the closure must not hold the first batch for the whole import.
+        var pending: MappedBatch? = consume head
+        try readAhead(produce: { emit in
+            if let batch = pending {
+                pending = nil
+                try emit(batch)
+            }
+            while let batch = try next() { try emit(batch) }
+        }, consume: session.write)
         return session.result()
     }
 

@@ -4,18 +4,20 @@ import Foundation
 /// thread of its own, one item ahead of `consume` (writing them into the store) on the calling
 /// thread.
 ///
-/// `produce` hands each item to `emit`, which waits until the consumer takes it: the producer makes
-/// item k + 1 while the consumer works on item k, and no further ahead. Items are consumed in order; then the producer's
-/// error, if any, is thrown. When `consume` throws, the producer is stopped at its next `emit`,
-/// and this function returns only after the producer's thread has finished: `produce` may use
-/// memory that lives only as long as this call (the bytes of the payload, a tape).
+/// `produce` hands each item to `emit`, which waits until the consumer takes it: the producer
+/// makes item k + 1 while the consumer works on item k, and no further ahead. Items are consumed
+/// in order; then the producer's error, if any, is thrown. When `consume` throws, the producer is
+/// stopped at its next `emit`, and this function returns only after the producer's thread has
+/// finished: `produce` may use memory that lives only as long as this call (the bytes of the
+/// payload, a tape).
 ///
 /// Each item, once consumed, goes back to the producer's thread to be freed there: freeing a
 /// written batch (its values and strings) is a good part of a batch's cost, and the producer is
 /// usually the one with time to spare.
 ///
 /// The calling thread only ever waits for the thread this function started, never for async
-/// work or a shared thread pool, so it cannot deadlock (the Linux concern of the brief).
+/// work or a thread of a shared pool, so it cannot deadlock, however busy the pools are (a thread
+/// blocked on work queued to a pool can wait forever on Linux).
 func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) throws -> Void, consume: (inout T) throws -> Void) throws {
     let handoff = Handoff<T>()
     let job = ProducerJob(run: produce)
