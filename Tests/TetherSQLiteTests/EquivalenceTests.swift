@@ -75,11 +75,14 @@ import TetherSQLite
         return graph
     }
 
-    @Test func tenThousandObjectsGiveIdenticalGraphs() async throws {
+    /// In one batch, and in batches of 700 (mapped on a second thread while the last one is written).
+    @Test(arguments: [10_000, 700])
+    func tenThousandObjectsGiveIdenticalGraphs(batchSize: Int) async throws {
         let data = Self.payload()
         let directory = try TemporaryDirectory()
-        let memory = try Client.Builder(schema: Self.schema).build()
-        let sqlite = try Client.Builder(schema: Self.schema).store(try SQLiteStore(path: directory.path())).build()
+        let options = ImportOptions(batchSize: batchSize)
+        let memory = try Client.Builder(schema: Self.schema).importOptions(options).build()
+        let sqlite = try Client.Builder(schema: Self.schema).store(try SQLiteStore(path: directory.path())).importOptions(options).build()
         let a = try await memory.import(data, as: "Repository")
         let b = try await sqlite.import(data, as: "Repository")
         #expect(a.inserted.count == 10_001)
