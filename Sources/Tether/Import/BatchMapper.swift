@@ -56,8 +56,10 @@ struct MappedBatch: Sendable {
     /// only by id; and for each, its slot (-1: named only by id).
     var lookups: [[IdentityKey]]
     var lookupSlots: [[Int]]
-    /// The slot of every object occurrence, in payload order.
-    var occurrences: [Int] = []
+    /// Slots `0..<objectSlots` are the payload's objects, in the order each first occurs (a slot
+    /// is made at an object's first occurrence); slots after them are added by the lookup, for
+    /// objects named only by id.
+    var objectSlots = 0
     /// The slots of the top-level objects, in payload order.
     var topLevel: [Int] = []
     var links: [PendingLink] = []
@@ -134,6 +136,7 @@ final class BatchMapper<V: ImportValue> {
             }
             batch.references[ordinal] = []
         }
+        batch.objectSlots = batch.slots.count
         var mapped = MappedBatch(entities: 0)
         swap(&mapped, &batch)
         return mapped
@@ -170,7 +173,6 @@ final class BatchMapper<V: ImportValue> {
                 batch.lookupSlots[plan.ordinal].append(slot)
             }
         }
-        batch.occurrences.append(slot)
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
         // The slot's values are moved out while they change, so they are changed in place.

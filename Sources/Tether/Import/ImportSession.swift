@@ -80,12 +80,10 @@ final class ImportSession {
     private func writeBatch() throws {
         // Attribute updates of stored objects, once per object, grouped by entity and by the
         // attributes that changed (one update batch each); new objects are gathered by entity.
-        var seen = [Bool](repeating: false, count: batch.slots.count)
         var newSlots = [[Int]](repeating: [], count: plans.count)
         var updates: [UpdateGroup: UpdateBatch] = [:]
         var updateOrder: [UpdateGroup] = []
-        for slot in batch.occurrences where !seen[slot] {
-            seen[slot] = true
+        for slot in 0..<batch.objectSlots {
             guard let stored = batch.slots[slot].stored else {
                 newSlots[batch.slots[slot].entity].append(slot)
                 continue
@@ -215,9 +213,7 @@ final class ImportSession {
 
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.
     private func recordBatch() {
-        var seen = [Bool](repeating: false, count: batch.slots.count)
-        for slot in batch.occurrences where !seen[slot] {
-            seen[slot] = true
+        for slot in 0..<batch.objectSlots {
             guard let id = batch.slots[slot].id else { continue }
             let entity = batch.slots[slot].entity
             let now = batch.slots[slot].inserted ? Self.inserted
