@@ -201,6 +201,20 @@ struct Statement {
         while rc == SQLITE_ROW { rc = sqlite3_step(handle) }
         if rc != SQLITE_DONE { try onError(connection.error(rc, context())) }
     }
+
+    /// Runs the statement once, calling `row` for each result row.
+    func query(_ context: @autoclosure () -> String, row: (Row) throws -> Void) throws {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        while true {
+            let rc = sqlite3_step(handle)
+            if rc == SQLITE_DONE { return }
+            guard rc == SQLITE_ROW else { throw connection.error(rc, context()) }
+            try row(Row(statement: handle))
+        }
+    }
 }
 
 /// The current row of a statement.

@@ -112,6 +112,10 @@ public final class SQLiteTransaction: StoreWriter {
         return found
     }
 
+    /// Looks up a chunk of keys at a time with the keys' positions bound beside them
+    /// (`WITH k(p, ...) AS (VALUES (0, ?), (1, ?), ...) SELECT k.p, ... FROM k CROSS JOIN table ON ...`),
+    /// so each found row comes back with the position it answers: one index probe per key, and no
+    /// hashing of keys in Swift. A key that cannot match (wrong arity or type) is bound as NULL.
     public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
         let info = try info(entity)
         let identity = info.identity
@@ -124,53 +128,40 @@ public final class SQLiteTransaction: StoreWriter {
             }
             types.append(type)
         }
-        // Each distinct, well-typed key once; where it was asked for.
-        var positions: [IdentityKey: Int] = [:]
-        positions.reserveCapacity(identities.count)
-        var keys: [IdentityKey] = []
-        var repeated: [(Int, Int)] = []
-        for (position, key) in identities.enumerated() {
-            if identity.count == 1, let value = key.single {
-                guard identity[0].type.accepts(value) else { continue }
-            } else {
-                let values = key.values
-                guard values.count == identity.count, zip(identity, values).allSatisfy({ $0.type.accepts($1) }) else { continue }
-            }
-            if let first = positions[key] {
-                repeated.append((position, first))
-            } else {
-                positions[key] = position
-                keys.append(key)
-            }
-        }
-        let identityColumns = identity.map { quote($0.name) }
-        let selected = (["\"rowid\""] + identityColumns + attributes.map(quote)).joined(separator: ", ")
-        try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
-            let sql = identityLookup(selecting: selected, from: info.table, columns: identityColumns, keys: chunk.count)
-            let arguments = identity.count == 1
-                ? chunk.map { Codec.encode($0.single!, as: identity[0].type) }
-                : chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
-            try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
-                let key: IdentityKey
-                if identity.count == 1 {
-                    guard let value = Codec.decode(row, 1, as: identity[0].type) else { return }
-                    key = IdentityKey(value)
+        let maximum = max(1, 500 / identity.count)
+        let selected = (["k.\"p\"", "t.\"rowid\""] + attributes.map { "t." + quote($0) }).joined(separator: ", ")
+        let join = identity.indices.map { "t.\(quote(identity[$0].name)) = k.\"c\($0)\"" }.joined(separator: " AND ")
+        let keyColumns = (["\"p\""] + identity.indices.map { "\"c\($0)\"" }).joined(separator: ", ")
+        let keyRow = Array(repeating: "?", count: identity.count).joined(separator: ", ")
+        var start = 0
+        while start < identities.count {
+            let count = min(maximum, identities.count - start)
+            // A few statement sizes, so that statements are reused; unused rows are bound NULL.
+            let size = [1, 8, 64, maximum].first { $0 >= count && $0 <= maximum } ?? maximum
+            let rows = (0..<size).map { "(\($0), \(keyRow))" }.joined(separator: ", ")
+            let statement = try connection.prepared(
+                "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)")
+            var parameter: Int32 = 1
+            for position in start..<(start + size) {
+                let key = position < start + count ? identities[position] : nil
+                if identity.count == 1, let value = key?.single, identity[0].type.accepts(value) {
+                    try statement.bind(parameter, value, as: identity[0].type)
+                } else if let values = key?.values, values.count == identity.count,
+                    zip(identity, values).allSatisfy({ $0.type.accepts($1) }) {
+                    for (i, value) in values.enumerated() { try statement.bind(parameter + Int32(i), value, as: identity[i].type) }
                 } else {
-                    var values: [Value] = []
-                    for (i, attribute) in identity.enumerated() {
-                        guard let value = Codec.decode(row, i + 1, as: attribute.type) else { return }
-                        values.append(value)
-                    }
-                    key = IdentityKey(values)
+                    for i in 0..<identity.count { try statement.bindNull(parameter + Int32(i)) }
                 }
-                guard let position = positions[key] else { return }
+                parameter += Int32(identity.count)
+            }
+            try statement.query("looking up \(entity) by identity") { row in
                 var values: [Value?] = []
                 values.reserveCapacity(types.count)
-                for (i, type) in types.enumerated() { values.append(Codec.decode(row, identity.count + 1 + i, as: type)) }
-                result[position] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(0)), values: values)
+                for (i, type) in types.enumerated() { values.append(Codec.decode(row, 2 + i, as: type)) }
+                result[start + Int(row.int(0))] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(1)), values: values)
             }
+            start += count
         }
-        for (position, first) in repeated { result[position] = result[first] }
         return result
     }
 

@@ -207,6 +207,36 @@ extension Checks {
             try reader.find("Pair", identities: [IdentityKey([.int(1), .string("a")]), IdentityKey([.int(2), .string("a")])], attributes: ["note"])
         }
         try expectEqual(pairs, [StoredRow(id: pair, values: [.string("n")]), nil], "composite identities")
+        // Many keys (a store may look them up in chunks): every third one stored, some asked twice,
+        // a composite key of the wrong arity and keys of the wrong type in between.
+        let stored = try await store.write { writer in
+            try (100..<1_300).filter { $0 % 3 == 0 }.map { n in
+                (n, try writer.insert("Item", values: ["id": .int(Int64(n)), "name": .string("item \(n)")]).id)
+            }
+        }
+        let byNumber = Dictionary(uniqueKeysWithValues: stored)
+        var keys: [IdentityKey] = []
+        var expected: [StoredRow?] = []
+        for n in (100..<1_300).reversed() {
+            keys.append(IdentityKey(.int(Int64(n))))
+            expected.append(byNumber[n].map { StoredRow(id: $0, values: [.string("item \(n)")]) })
+            if n % 97 == 0 {
+                keys.append(IdentityKey(.string("\(n)")))
+                expected.append(nil)
+                keys.append(IdentityKey([.int(Int64(n)), .int(0)]))
+                expected.append(nil)
+                keys.append(IdentityKey(.int(Int64(n))))
+                expected.append(expected[expected.count - 3])
+            }
+        }
+        for count in [1, 2, 9, 65, 501, keys.count] {
+            let asked = Array(keys[..<count])
+            let found = try await store.read { try $0.find("Item", identities: asked, attributes: ["name"]) }
+            try expectEqual(found.count, count, "\(count) identities: one answer each")
+            if let wrong = (0..<count).first(where: { found[$0] != expected[$0] }) {
+                try expectEqual(found[wrong], expected[wrong], "\(count) identities: the answer at position \(wrong), for key \(asked[wrong])")
+            }
+        }
         let none = try await store.read { try $0.find("Item", identities: [], attributes: ["name"]) }
         try expectEqual(none, [], "no identities")
         try await expectError(.unknownEntity, "an unknown entity") {
