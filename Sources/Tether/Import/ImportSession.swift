@@ -139,7 +139,7 @@ final class ImportSession {
                         linkedOnInsert[index] = true  // an id naming nothing stored is ignored
                     }
                 }
-                insert.append(moving: &batch.slots[slot].values, targets: targets)
+                insert.append(row: batch.slots[slot].values, targets: targets)
             }
             let ids = try writer.insert(insert)
             for (slot, id) in zip(newSlots[ordinal], ids) {

@@ -435,24 +435,21 @@ extension InMemoryStore {
             guard batch.count > 0 else { return [] }
             let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let relationships = try batch.relationships.map { try relationship(entity, $0) }
-            let width = batch.attributes.count
             let positions = state.tables[info.table].positions
             let columns = batch.attributes.map { positions[$0]! }
             guard Set(columns).count == columns.count else {
                 throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
             }
             let inOrder = columns == Array(0..<state.tables[info.table].width)
-            let rows = try batch.values.withUnsafeBufferPointer { values in
-                try insertRows(info, count: batch.count) { i, table in
-                    let row = values[(i * width)..<((i + 1) * width)]
-                    for (a, type) in types.enumerated() {
-                        if let value = row[row.startIndex + a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
-                    }
-                    if inOrder { return Array(row) }
-                    var ordered = [Value?](repeating: nil, count: table.width)
-                    for (a, position) in columns.enumerated() { ordered[position] = row[row.startIndex + a] }
-                    return ordered
+            let rows = try insertRows(info, count: batch.count) { i, table in
+                let row = batch.rows[i]
+                for (a, type) in types.enumerated() {
+                    if let value = row[a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
                 }
+                if inOrder { return row }  // shared with the batch, not copied
+                var ordered = [Value?](repeating: nil, count: table.width)
+                for (a, position) in columns.enumerated() { ordered[position] = row[a] }
+                return ordered
             }
             let ids = rows.map { ObjectID(entity: entity, rowID: $0) }
             for (r, slot) in relationships.enumerated() {

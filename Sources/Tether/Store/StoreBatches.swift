@@ -1,10 +1,10 @@
 /// New objects of one entity, inserted together by ``StoreWriter/insert(_:)``: the
 /// import's write path.
 ///
-/// Values are given by position, in the order of ``attributes``, and kept in one flat buffer: a
-/// batch of 10,000 rows is two allocations, not 10,000 dictionaries. Each row may also name the
-/// target of each of ``relationships`` (to-one relationships of the entity), so that a store that
-/// keeps a to-one link as a column writes it with the row.
+/// Values are given by position, in the order of ``attributes``: a row is an array of values, and
+/// the import hands over the arrays it already has (sharing them, not copying their values). Each
+/// row may also name the target of each of ``relationships`` (to-one relationships of the entity),
+/// so that a store that keeps a to-one link as a column writes it with the row.
 ///
 /// ```swift
 /// var batch = InsertBatch(entity: "Repository", attributes: ["id", "name"], relationships: ["owner"])
@@ -18,8 +18,8 @@ public struct InsertBatch: Sendable {
     /// To-one relationships of ``entity`` that each row links on insert (a nil target: no link).
     public let relationships: [String]
     /// The number of rows.
-    public private(set) var count = 0
-    @usableFromInline var values: [Value?] = []
+    public var count: Int { rows.count }
+    @usableFromInline var rows: [[Value?]] = []
     @usableFromInline var targets: [ObjectID?] = []
 
     public init(entity: String, attributes: [String], relationships: [String] = []) {
@@ -30,7 +30,7 @@ public struct InsertBatch: Sendable {
 
     /// Reserves room for `rows` rows.
     public mutating func reserveCapacity(_ rows: Int) {
-        values.reserveCapacity(rows * attributes.count)
+        self.rows.reserveCapacity(rows)
         targets.reserveCapacity(rows * relationships.count)
     }
 
@@ -38,32 +38,21 @@ public struct InsertBatch: Sendable {
     public mutating func append(_ values: some Collection<Value?>, targets: some Collection<ObjectID?> = [ObjectID?]()) {
         precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
         precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
-        self.values.append(contentsOf: values)
+        rows.append(Array(values))
         self.targets.append(contentsOf: targets)
-        count += 1
     }
 
-    /// Appends a row like ``append(_:targets:)``, moving the values out of `row` instead of
-    /// copying them (the import's rows are not needed after the insert); `row` is left all nil.
-    mutating func append(moving row: inout [Value?], targets: some Collection<ObjectID?>) {
+    /// Appends a row like ``append(_:targets:)``, sharing the array rather than copying its values.
+    mutating func append(row: [Value?], targets: [ObjectID?]) {
         precondition(row.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(row.count)")
         precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
-        let start = values.count
-        values.append(contentsOf: repeatElement(nil, count: row.count))
-        values.withUnsafeMutableBufferPointer { destination in
-            row.withUnsafeMutableBufferPointer { source in
-                guard let from = source.baseAddress, let to = destination.baseAddress else { return }
-                (to + start).moveUpdate(from: from, count: source.count)
-                source.initialize(repeating: nil)
-            }
-        }
+        rows.append(row)
         self.targets.append(contentsOf: targets)
-        count += 1
     }
 
     /// The value of attribute number `attribute` in row `row`.
     @inlinable
-    public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
+    public func value(row: Int, attribute: Int) -> Value? { rows[row][attribute] }
 
     /// The target of relationship number `relationship` in row `row`.
     @inlinable
