@@ -56,6 +56,28 @@ final class Connection {
     var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
     var changes: Int { Int(sqlite3_changes(db)) }
+    /// Pages in the write-ahead log after the last commit, once ``observeLog()`` was called.
+    var logFrames: Int32 = 0
+
+    /// Reports the size of the log after each commit in ``logFrames``, and turns off SQLite's
+    /// automatic checkpoint (a connection has one log hook: the automatic checkpoint is one).
+    func observeLog() {
+        sqlite3_wal_hook(db, Self.logHook, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private static let logHook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+        context, _, _, frames in
+        if let context { Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().logFrames = frames }
+        return SQLITE_OK
+    }
+
+    /// Copies what it can of the write-ahead log into the database file without waiting for
+    /// readers or writers (`SQLITE_CHECKPOINT_PASSIVE`). Opportunistic: a checkpoint that cannot
+    /// run now is left for the next one.
+    func checkpoint() {
+        sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    }
+
     /// The extended result code of the last failed call.
     var extendedErrorCode: Int32 { sqlite3_extended_errcode(db) }
 

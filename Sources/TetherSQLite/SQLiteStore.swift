@@ -30,6 +30,8 @@ public final class SQLiteStore: Store {
     private let reader: Mutex<Connection?>
     private let layout = Mutex<Layout?>(nil)
     private let broadcaster = ChangeBroadcaster()
+    /// Checkpoints the log after large commits, off the writer's path (nil when read-only).
+    private let checkpointer: Checkpointer?
 
     /// Opens (creating if needed) the database at `path`.
     ///
@@ -52,6 +54,10 @@ public final class SQLiteStore: Store {
         let connection = try Connection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
         if !connection.isReadOnly {
             try connection.exec("PRAGMA journal_mode = WAL", "switching to WAL")
+            connection.observeLog()
+            checkpointer = Checkpointer(path: path)
+        } else {
+            checkpointer = nil
         }
         try connection.exec("PRAGMA synchronous = NORMAL", "configuring the connection")
         try connection.exec(cachePragma, "configuring the connection")
@@ -72,6 +78,7 @@ public final class SQLiteStore: Store {
     /// Closes both connections. Later calls throw a ``StoreError/Kind/storage`` error. Closing is
     /// also done when the store is deinitialised.
     public func close() {
+        checkpointer?.close()
         writer.withLock { $0 = nil }
         reader.withLock { $0 = nil }
     }
@@ -171,23 +178,30 @@ public final class SQLiteStore: Store {
     /// ``changes()``.
     public func writeSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
         let layout = try currentLayout()
-        let (result, changes) = try writer.withLock { connection throws -> (T, ChangeSet) in
+        let (result, changes, logFrames) = try writer.withLock { connection throws -> (T, ChangeSet, Int32) in
             guard let connection else { throw closedError() }
             try connection.exec("BEGIN IMMEDIATE", "starting a write")
             let transaction = SQLiteTransaction(connection, layout, writable: true)
             do {
                 let result = try body(transaction)
                 transaction.finish()
+                connection.logFrames = 0
                 try connection.exec("COMMIT", "committing")
-                return (result, transaction.changes)
+                return (result, transaction.changes, connection.logFrames)
             } catch {
                 transaction.finish()
                 if connection.inTransaction { try? connection.exec("ROLLBACK", "rolling back") }
                 throw error
             }
         }
+        checkpointer?.committed(frames: logFrames)
         broadcaster.send(changes)
         return result
+    }
+
+    /// Waits for the checkpoint that runs after a large commit, if any (for tests).
+    func waitForCheckpoint() {
+        checkpointer?.wait()
     }
 
     /// Objects of `entity` selected by an SQL query with bound arguments. The result must have a

@@ -59,6 +59,35 @@ import Tether
         #expect(try await client.related("author", of: posts[2].id).first?["name"] == .string("Grace"))
     }
 
+    @Test func largeCommitIsCheckpointedAfterTheWriteReturns() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        let store = try SQLiteStore(path: path)
+        let client = try client(store)
+        func mainFileSize() throws -> Int {
+            try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        }
+        // A small commit leaves the log alone.
+        _ = try await client.import(Data(Self.payload.utf8), as: "Post")
+        store.waitForCheckpoint()
+        let small = try mainFileSize()
+        #expect(small < 200_000)
+        // About 1,500 pages of 4 KiB: past the threshold.
+        let title = String(repeating: "t", count: 1_000)
+        let posts = (0..<6_000).map { JSON.object(["id": .int(Int64($0 + 10)), "title": .string("\(title) \($0)")]) }
+        let result = try await client.import(.array(posts), as: "Post")
+        #expect(result.inserted.count == 6_000)
+        store.waitForCheckpoint()
+        // The pages were copied from the log into the database file by the checkpointer (the
+        // writing connection's automatic checkpoint is off).
+        let size = try mainFileSize()
+        #expect(size > 6_000_000, "main file \(size) bytes")
+        #expect(try await client.count(Query("Post")) == 6_003)
+        store.close()
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await self.client(reopened).count(Query("Post")) == 6_003)
+    }
+
     @Test func fileFormatIsOneTablePerEntityWithTypedColumns() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteStore(path: directory.path())
