@@ -7,6 +7,16 @@ import Testing
 @Suite struct ReadAheadTests {
     struct Failure: Error, Equatable { let at: Int }
 
+    @Test func batchesGrowToTheBatchSize() {
+        func sizes(_ batchSize: Int, _ count: Int) -> [Int] {
+            var sizes = Importer.BatchSizes(batchSize)
+            return (0..<count).map { _ in sizes.next() }
+        }
+        #expect(sizes(10_000, 6) == [1_250, 2_500, 5_000, 10_000, 10_000, 10_000])
+        #expect(sizes(5, 5) == [1, 2, 4, 5, 5])
+        #expect(sizes(1, 3) == [1, 1, 1])
+    }
+
     @Test func itemsArriveInOrderThenTheProducersError() throws {
         var consumed: [Int] = []
         let error = #expect(throws: Failure.self) {

@@ -14,7 +14,9 @@ public struct ImportOptions: Sendable, Hashable {
     /// Top-level objects resolved against the store at a time (all batches are still one
     /// transaction). Each batch makes one identity lookup per entity and holds its objects'
     /// values until it is written, so memory grows with the batch, while time barely depends on
-    /// it above a few thousand (Docs/Performance.md). Default: 10,000.
+    /// it above a few thousand (Docs/Performance.md). Default: 10,000. The largest batch: an
+    /// array read from bytes or a file starts with smaller ones (an eighth, a quarter, a half), so
+    /// that writing starts early.
     public var batchSize: Int
 
     public init(policy: Policy = .report, batchSize: Int = 10_000) {

@@ -74,16 +74,17 @@ struct Importer: Sendable {
         let entity = try entityPlan(entityName)
         let session = ImportSession(importer: self, writer: writer)
         let mapper = BatchMapper<TapeValue>(importer: self)
-        let batchSize = options.batchSize
+        var sizes = BatchSizes(options.batchSize)
         var tape = JSONTape()
         var first = 0
         var last = false
         /// The next batch, mapped; nil at the end of the array.
         func next() throws -> MappedBatch? {
-            let count = try reader.read(batchSize, into: &tape)
+            let size = sizes.next()
+            let count = try reader.read(size, into: &tape)
             guard count > 0 else { return nil }
             defer { first += count }
-            last = count < batchSize
+            last = count < size
             return try tape.withRoots(bytes: bytes) { roots in
                 try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
             }
@@ -115,6 +116,8 @@ struct Importer: Sendable {
         let mapper = BatchMapper<TapeValue>(importer: self)
         let batchSize = options.batchSize
         try readAhead(produce: { emit in
+            var sizes = BatchSizes(batchSize)
+            var size = sizes.next()
             var tape = JSONTape()
             var bytes: [UInt8] = []
             var first = 0
@@ -126,6 +129,7 @@ struct Importer: Sendable {
                 }
                 tape.removeAll()
                 bytes.removeAll(keepingCapacity: true)
+                size = sizes.next()
                 try emit(batch)
             }
             try stream.forEachElementBytes { element, fileOffset, index in
@@ -139,11 +143,30 @@ struct Importer: Sendable {
                 if tape.roots.isEmpty { first = index }
                 try tape.append(element, offset: bytes.count, errorOffset: fileOffset)
                 bytes.append(contentsOf: element)
-                if tape.roots.count == batchSize { try flush() }
+                if tape.roots.count == size { try flush() }
             }
             if !tape.roots.isEmpty { try flush() }
         }, consume: session.write)
         return session.result()
+    }
+
+    /// The sizes of the batches of a streamed array: an eighth of ``ImportOptions/batchSize``,
+    /// a quarter, a half, then the whole from the fourth batch on. Nothing is written until the first batch is
+    /// mapped, so a small first batch starts the writing thread early; the mapping thread, which
+    /// is faster than the writing one, then gets ahead and stays ahead.
+    struct BatchSizes {
+        private let full: Int
+        private var current: Int
+
+        init(_ batchSize: Int) {
+            full = batchSize
+            current = max(1, batchSize / 8)
+        }
+
+        mutating func next() -> Int {
+            defer { current = min(full, current * 2) }
+            return current
+        }
     }
 
     private func entityPlan(_ name: String) throws -> EntityPlan {
