@@ -66,10 +66,10 @@ final class Checkpointer: Sendable {
     private func checkpoint() {
         connection.withLock { connection in
             if connection == nil {
-                // Opened lazily: a store that never writes much never opens it. A file that
-                // cannot be opened now is checkpointed when the store closes.
-                // Reading the journal mode opens the file: until then the connection does not know
-                // that the file is in WAL mode, and a checkpoint does nothing.
+                // Opened lazily: a store that never writes much never opens it. A file that cannot
+                // be opened now is checkpointed when the store closes. Reading the journal mode
+                // opens the file: until then the connection does not know that the file is in WAL
+                // mode, and a checkpoint would do nothing.
                 connection = try? Connection(path: path, readOnly: false, busyTimeout: .zero)
                 _ = try? connection?.query("PRAGMA journal_mode", []) { $0.text(0) }
             }

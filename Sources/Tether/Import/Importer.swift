@@ -150,10 +150,11 @@ struct Importer: Sendable {
         return session.result()
     }
 
-    /// The sizes of the batches of a streamed array: an eighth of ``ImportOptions/batchSize``,
-    /// a quarter, a half, then the whole from the fourth batch on. Nothing is written until the first batch is
-    /// mapped, so a small first batch starts the writing thread early; the mapping thread, which
-    /// is faster than the writing one, then gets ahead and stays ahead.
+    /// The sizes of the batches of an array read from bytes or a file: an eighth of
+    /// ``ImportOptions/batchSize``, a quarter, a half, then the whole from the fourth batch on.
+    /// Nothing is written until the first batch is mapped, so a small first batch starts the
+    /// writing thread early; the mapping thread, the faster of the two, then gets ahead and stays
+    /// ahead.
     struct BatchSizes {
         private let full: Int
         private var current: Int
