@@ -77,9 +77,20 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// Waits for a running checkpoint (and the one asked for after it) to finish.
+    /// Waits for a running checkpoint (and the one asked for after it) to finish. The store's
+    /// writes call this before they begin, so that a checkpoint never runs beside a write: the log
+    /// stays bounded, and a write that follows a large one closely pays what is left of its
+    /// checkpoint instead of reading through a growing log.
     func wait() {
         queue.sync {}
+    }
+
+    /// Runs a checkpoint after any running one, and calls `done` when it has finished.
+    func checkpointNow(_ done: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.checkpoint()
+            done()
+        }
     }
 
     /// Waits for a running checkpoint, then closes the connection; later commits ask for nothing.

@@ -205,7 +205,13 @@ struct RowWorker {
             // The Data rows hold the payload in memory first (not timed), as after a download.
             return try await TetherImport.importRepositories(load(path), into: client)
         }
-        if let setup = setupFile { _ = try await importFile(setup) }
+        if let setup = setupFile {
+            _ = try await importFile(setup)
+            // The setup's checkpoint (which SQLiteStore runs after a large write, in the
+            // background) finishes before the clock starts, as the baseline's does inside its
+            // setup's COMMIT. The timed import's own checkpoint runs after it returns, as for a user.
+            await (store as? SQLiteStore)?.checkpoint()
+        }
         let result: ImportResult
         if kind.isStreaming {
             let path = measuredFile
