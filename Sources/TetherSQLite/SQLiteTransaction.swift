@@ -141,9 +141,23 @@ public final class SQLiteTransaction: StoreWriter {
             let rows = (0..<size).map { "(\($0), \(keyRow))" }.joined(separator: ", ")
             let statement = try connection.prepared(
                 "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)")
+            // The keys in ascending order, so that the index is probed in order (neighbouring
+            // probes touch the same pages); row `i` of `k` holds the key at `order[i]`. Any order
+            // gives the same answers.
+            var order = Array(start..<(start + count))
+            if identity.count == 1 {
+                order.sort { a, b in
+                    switch (identities[a].single, identities[b].single) {
+                    case (.int(let x)?, .int(let y)?): x < y
+                    case (let x?, let y?): Value.compare(x, y) == .orderedAscending
+                    case (nil, _?): true
+                    default: false
+                    }
+                }
+            }
             var parameter: Int32 = 1
-            for position in start..<(start + size) {
-                let key = position < start + count ? identities[position] : nil
+            for i in 0..<size {
+                let key = i < count ? identities[order[i]] : nil
                 if identity.count == 1, let value = key?.single, identity[0].type.accepts(value) {
                     try statement.bind(parameter, value, as: identity[0].type)
                 } else if let values = key?.values, values.count == identity.count,
@@ -158,7 +172,7 @@ public final class SQLiteTransaction: StoreWriter {
                 var values: [Value?] = []
                 values.reserveCapacity(types.count)
                 for (i, type) in types.enumerated() { values.append(Codec.decode(row, 2 + i, as: type)) }
-                result[start + Int(row.int(0))] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(1)), values: values)
+                result[order[Int(row.int(0))]] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(1)), values: values)
             }
             start += count
         }
