@@ -133,14 +133,21 @@ public final class SQLiteTransaction: StoreWriter {
         let join = identity.indices.map { "t.\(quote(identity[$0].name)) = k.\"c\($0)\"" }.joined(separator: " AND ")
         let keyColumns = (["\"p\""] + identity.indices.map { "\"c\($0)\"" }).joined(separator: ", ")
         let keyRow = Array(repeating: "?", count: identity.count).joined(separator: ", ")
+        // A few statement sizes, so that statements are reused; unused rows are bound NULL. The
+        // text of each size is built once per call, not once per chunk.
+        var sqlBySize: [Int: String] = [:]
+        func sql(_ size: Int) -> String {
+            if let text = sqlBySize[size] { return text }
+            let rows = (0..<size).map { "(\($0), \(keyRow))" }.joined(separator: ", ")
+            let text = "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)"
+            sqlBySize[size] = text
+            return text
+        }
         var start = 0
         while start < identities.count {
             let count = min(maximum, identities.count - start)
-            // A few statement sizes, so that statements are reused; unused rows are bound NULL.
             let size = [1, 8, 64, maximum].first { $0 >= count && $0 <= maximum } ?? maximum
-            let rows = (0..<size).map { "(\($0), \(keyRow))" }.joined(separator: ", ")
-            let statement = try connection.prepared(
-                "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)")
+            let statement = try connection.prepared(sql(size))
             // The keys in ascending order, so that the index is probed in order (neighbouring
             // probes touch the same pages); row `i` of `k` holds the key at `order[i]`. Any order
             // gives the same answers.
