@@ -129,22 +129,16 @@ final class Connection {
     /// Runs one statement with bound arguments, calling `row` for each result row.
     func run(_ sql: String, _ arguments: [SQLValue], context: @autoclosure () -> String = "running a statement",
              row: (Row) throws -> Void = { _ in }) throws {
-        let statement = try statement(sql)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
+        let statement = try prepared(sql)
         for (i, argument) in arguments.enumerated() {
             let index = Int32(i + 1)
-            let rc = bindArgument(argument, to: statement, at: index)
-            if rc != SQLITE_OK { throw error(rc, "binding argument \(index) of \(sql)") }
+            let rc = bindArgument(argument, to: statement.handle, at: index)
+            if rc != SQLITE_OK {
+                sqlite3_clear_bindings(statement.handle)
+                throw error(rc, "binding argument \(index) of \(sql)")
+            }
         }
-        while true {
-            let rc = sqlite3_step(statement)
-            if rc == SQLITE_DONE { return }
-            guard rc == SQLITE_ROW else { throw error(rc, context()) }
-            try row(Row(statement: statement))
-        }
+        try statement.query(context(), row: row)
     }
 
     /// A cached prepared statement, for a caller that binds and steps it itself (batch writes).
