@@ -71,43 +71,18 @@ public final class SQLiteTransaction: StoreWriter {
         Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
-    /// `SELECT selecting FROM table` of the rows whose identity `columns` match one of `keys`
-    /// keys (bound in key order): `IN (?, ...)` for one column, row values for several.
-    private func identityLookup(selecting: String, from table: String, columns: [String], keys: Int) -> String {
-        if columns.count == 1 {
-            return "SELECT \(selecting) FROM \(table) WHERE \(columns[0]) IN (\(placeholders(keys)))"
-        }
-        let row = "(" + placeholders(columns.count) + ")"
-        return "SELECT \(selecting) FROM \(table) WHERE (\(columns.joined(separator: ", "))) IN (VALUES \(Array(repeating: row, count: keys).joined(separator: ", ")))"
-    }
-
     // MARK: StoreReader
 
+    /// The whole objects that `find` finds: one lookup mechanism for both.
     public func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
         let info = try info(entity)
-        let identity = info.identity
-        guard !identity.isEmpty else { return [:] }
-        var wanted = Set<IdentityKey>()
-        var keys: [IdentityKey] = []
-        for key in identities where key.values.count == identity.count
-            && zip(identity, key.values).allSatisfy({ $0.type.accepts($1) }) && wanted.insert(key).inserted {
-            keys.append(key)
-        }
+        let names = info.entity.attributes.map(\.name)
         var found: [IdentityKey: Object] = [:]
-        let columns = identity.map { quote($0.name) }
-        try chunked(keys, maximum: max(1, 500 / identity.count)) { chunk in
-            let sql = identityLookup(selecting: info.selectColumns, from: info.table, columns: columns, keys: chunk.count)
-            let arguments = chunk.flatMap { key in zip(identity, key.values).map { Codec.encode($1, as: $0.type) } }
-            try connection.run(sql, arguments, context: "looking up \(entity) by identity") { row in
-                let object = self.decodeObject(info, row)
-                var values: [Value] = []
-                for attribute in identity {
-                    guard let value = object.values[attribute.name] else { return }
-                    values.append(value)
-                }
-                let key = IdentityKey(values)
-                if wanted.contains(key) { found[key] = object }
-            }
+        for (key, row) in zip(identities, try find(entity, identities: identities, attributes: names)) {
+            guard let row, found[key] == nil else { continue }
+            var values: [String: Value] = [:]
+            for (name, value) in zip(names, row.values) where value != nil { values[name] = value }
+            found[key] = Object(id: row.id, values: values)
         }
         return found
     }
