@@ -56,6 +56,8 @@ final class Connection {
     var inTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
     var changes: Int { Int(sqlite3_changes(db)) }
+    /// The most parameters one statement may have (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    var variableLimit: Int { Int(sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
     /// Pages in the write-ahead log after the last commit, once ``observeLog()`` was called.
     var logFrames: Int32 = 0
 

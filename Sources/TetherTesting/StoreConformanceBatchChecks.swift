@@ -64,6 +64,53 @@ extension Checks {
                         [["name": .string(long), "code": .string("a")], ["name": .string(""), "code": .string("b")], ["code": .string("c🐙")]],
                         "several string columns per row")
 
+        // A batch larger than any statement a store may group rows into, with gaps and links
+        // that change from row to row: each row keeps its own values, link and id.
+        let many = try await store.write { writer in
+            var batch = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
+            for i in 0..<203 {
+                batch.append([.int(Int64(1000 + i)), i % 3 == 0 ? nil : .string("t\(i)")],
+                             targets: [i % 2 == 0 ? first : (i % 5 == 0 ? nil : second)])
+            }
+            return try writer.insert(batch)
+        }
+        try expectEqual(many.count, 203, "ids of a large batch")
+        try expectEqual(Set(many + posts).count, 206, "distinct ids of a large batch")
+        let expectedValues: [[String: Value]] = (0..<203).map { i in
+            var values: [String: Value] = ["id": .int(Int64(1000 + i))]
+            if i % 3 != 0 { values["title"] = .string("t\(i)") }
+            return values
+        }
+        try expectEqual(try await store.read { try $0.objects(many) }.map(\.values), expectedValues, "values of a large batch in row order")
+        let authors = try await store.read { try $0.related("author", of: many) }
+        let expectedAuthors: [[ObjectID]] = (0..<203).map { i in i % 2 == 0 ? [first] : (i % 5 == 0 ? [] : [second]) }
+        try expectEqual(many.map { authors[$0] ?? [] }, expectedAuthors, "links of a large batch")
+        // Ids are not reused, even those of the last rows after they were deleted.
+        try await store.write { writer in for id in many.suffix(3) { try writer.delete(id) } }
+        let later = try await store.write { writer in
+            var batch = InsertBatch(entity: "Post", attributes: ["id"])
+            for i in 0..<60 { batch.append([.int(Int64(2000 + i))]) }
+            return try writer.insert(batch)
+        }
+        try expect(Set(later).isDisjoint(with: many + posts), "a batch reused the id of a deleted object: \(later.filter(Set(many).contains))")
+        // A duplicate deep inside a large batch (of a stored object, or of an earlier row of the
+        // same batch) is reported for its row, and the write is rolled back.
+        let stored = try await store.read { try $0.count(Query("Post")) }
+        for (row, identity) in [(97, Int64(1005)), (70, Int64(3060))] {
+            do {
+                _ = try await store.write { writer in
+                    var batch = InsertBatch(entity: "Post", attributes: ["id"])
+                    for i in 0..<150 { batch.append([.int(i == row ? identity : Int64(3000 + i))]) }
+                    return try writer.insert(batch)
+                }
+                throw ConformanceFailure(check: check, "a large batch repeating identity \(identity) in row \(row): nothing was thrown")
+            } catch let error as StoreError {
+                try expectEqual(error.kind, .duplicateIdentity, "a large batch repeating identity \(identity) in row \(row): error kind (\(error))")
+                try expect(error.entity == "Post" && error.message.contains("\(identity)"), "the error names the entity and the identity of row \(row): \(error)")
+            }
+        }
+        try expectEqual(try await store.read { try $0.count(Query("Post")) }, stored, "posts after a failed large batch")
+
         // A one-to-one target moves away from its previous partner, as with setRelated.
         let profile = try await insert("Profile", ["id": .int(1)])
         try await link("author", profile, [second])
