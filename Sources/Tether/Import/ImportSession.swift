@@ -89,8 +89,9 @@ final class ImportSession {
                 continue
             }
             let values = batch.slots[slot].values
-            guard values != stored else { continue }
-            let positions = values.indices.filter { values[$0] != stored[$0] }
+            var positions: [Int] = []  // one pass: each value is compared once
+            for position in values.indices where values[position] != stored[position] { positions.append(position) }
+            guard !positions.isEmpty else { continue }
             let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
             if updates[group] == nil {
                 let plan = plans[group.entity]
