@@ -93,18 +93,44 @@ public final class SQLiteTransaction: StoreWriter {
     /// hashing of keys in Swift. A key that cannot match (wrong arity or type) is bound as NULL.
     public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
         let info = try info(entity)
-        let identity = info.identity
+        let types = try AttributeType.types(of: attributes, in: info.types, entity: entity)
         var result = [StoredRow?](repeating: nil, count: identities.count)
-        guard !identity.isEmpty, !identities.isEmpty else { return result }
-        var types: [AttributeType] = []
-        for name in attributes {
-            guard let type = info.types[name] else {
-                throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-            }
-            types.append(type)
+        try lookUp(info, identities, columns: attributes) { position, row in
+            var values: [Value?] = []
+            values.reserveCapacity(types.count)
+            for (i, type) in types.enumerated() { values.append(Codec.decode(row, 2 + i, as: type)) }
+            result[position] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(1)), values: values)
         }
+        return result
+    }
+
+    /// Compares each given value with the column where SQLite keeps it (``Codec/matches(_:_:_:as:)``):
+    /// no stored value is built, and only the attributes some row gives are read.
+    public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
+        let entity = batch.entity
+        let info = try info(entity)
+        let types = try AttributeType.types(of: batch.attributes, in: info.types, entity: entity)
+        let read = batch.attributes.indices.filter { a in batch.identities.indices.contains { batch.isGiven(row: $0, attribute: a) } }
+        var result = [StoredDifference?](repeating: nil, count: batch.count)
+        try lookUp(info, batch.identities, columns: read.map { batch.attributes[$0] }) { position, row in
+            var changed: [Int] = []
+            for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
+                if !Codec.matches(row, 2 + column, batch.value(row: position, attribute: a), as: types[a]) { changed.append(a) }
+            }
+            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed)
+        }
+        return result
+    }
+
+    /// The identity lookup under ``find(_:identities:attributes:)`` and ``compare(_:)``: calls
+    /// `found` with the position in `identities` and the row (column 1 the rowid, then `columns`)
+    /// of each stored object. Up to 500 keys go in one statement, beside their positions.
+    private func lookUp(_ info: Layout.EntityInfo, _ identities: [IdentityKey], columns: [String],
+                        _ found: (_ position: Int, _ row: Row) throws -> Void) throws {
+        let identity = info.identity
+        guard !identity.isEmpty, !identities.isEmpty else { return }
         let maximum = max(1, 500 / identity.count)
-        let selected = (["k.\"p\"", "t.\"rowid\""] + attributes.map { "t." + quote($0) }).joined(separator: ", ")
+        let selected = (["k.\"p\"", "t.\"rowid\""] + columns.map { "t." + quote($0) }).joined(separator: ", ")
         let join = identity.indices.map { "t.\(quote(identity[$0].name)) = k.\"c\($0)\"" }.joined(separator: " AND ")
         let keyColumns = (["\"p\""] + identity.indices.map { "\"c\($0)\"" }).joined(separator: ", ")
         let keyRow = Array(repeating: "?", count: identity.count).joined(separator: ", ")
@@ -150,15 +176,11 @@ public final class SQLiteTransaction: StoreWriter {
                 }
                 parameter += Int32(identity.count)
             }
-            try statement.query("looking up \(entity) by identity") { row in
-                var values: [Value?] = []
-                values.reserveCapacity(types.count)
-                for (i, type) in types.enumerated() { values.append(Codec.decode(row, 2 + i, as: type)) }
-                result[order[Int(row.int(0))]] = StoredRow(id: ObjectID(entity: entity, rowID: row.int(1)), values: values)
+            try statement.query("looking up \(info.entity.name) by identity") { row in
+                try found(order[Int(row.int(0))], row)
             }
             start += count
         }
-        return result
     }
 
     public func object(_ id: ObjectID) throws -> Object? {

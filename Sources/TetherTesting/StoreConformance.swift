@@ -43,6 +43,7 @@ public struct StoreConformance: Sendable {
         case batchInsert
         case batchUpdate
         case findByIdentity
+        case compareByIdentity
 
         public var description: String { rawValue }
     }
@@ -99,6 +100,7 @@ public struct StoreConformance: Sendable {
         case .batchInsert: try await checks.batchInsert()
         case .batchUpdate: try await checks.batchUpdate()
         case .findByIdentity: try await checks.findByIdentity()
+        case .compareByIdentity: try await checks.compareByIdentity()
         }
     }
 

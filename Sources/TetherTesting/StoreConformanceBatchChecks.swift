@@ -290,4 +290,83 @@ extension Checks {
             _ = try await store.read { try $0.find("Nope", identities: [IdentityKey(.int(1))], attributes: []) }
         }
     }
+
+    func compareByIdentity() async throws {
+        try prepared()
+        let when = Date(timeIntervalSinceReferenceDate: 12.25)
+        let code = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        let columns = ["id", "name", "score", "rank", "small", "medium", "ratio", "price", "flag", "when", "blob", "code", "site", "extra"]
+        let full: [Value?] = [.int(1), .string("Zoë 🐙 café"), .double(0.5), .int(Int64.max), .int(-7), .int(70_000), .double(-1.5),
+                              .decimal(Decimal(string: "19.99")!), .bool(true), .date(when), .data(Data([0, 1, 2])), .uuid(code),
+                              .url(URL(string: "https://example.com/a?b=c")!), .string("any")]
+        var byName: [String: Value] = [:]
+        for (name, value) in zip(columns, full) { byName[name] = value }
+        let values = byName
+        let (one, two) = try await store.write { writer in
+            (try writer.insert("Item", values: values).id, try writer.insert("Item", values: ["id": .int(2), "name": .string("plain")]).id)
+        }
+        func compare(_ rows: [(IdentityKey, [Value?]?, [Int])], attributes: [String] = columns) async throws -> [StoredDifference?] {
+            try await store.read { reader in
+                var batch = LookupBatch(entity: "Item", attributes: attributes)
+                for (key, values, given) in rows {
+                    if let values { batch.append(key, values: values, given: given) } else { batch.append(key) }
+                }
+                return try reader.compare(batch)
+            }
+        }
+        let all = Array(columns.indices)
+        let key1 = IdentityKey(.int(1)), key2 = IdentityKey(.int(2))
+        try expectEqual(try await compare([(key1, full, all)]), [StoredDifference(id: one, changed: [])], "every type, unchanged")
+
+        // Each attribute in turn: another value, then null; each is reported alone.
+        let other: [Value?] = [.int(1), .string("Zoë 🐙 cafe"), .double(0.25), .int(Int64.min), .int(7), .int(-70_000), .double(1.5),
+                               .decimal(Decimal(string: "19.98")!), .bool(false), .date(when.addingTimeInterval(0.001)), .data(Data([0, 1])),
+                               .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5E")!), .url(URL(string: "https://example.com/a?b=d")!),
+                               .int(3)]
+        for a in columns.indices.dropFirst() {
+            var changed = full
+            changed[a] = other[a]
+            var cleared = full
+            cleared[a] = nil
+            let found = try await compare([(key1, changed, all), (key1, cleared, all)])
+            try expectEqual(found, [StoredDifference(id: one, changed: [a]), StoredDifference(id: one, changed: [a])],
+                            "\(columns[a]): another value, then null")
+        }
+        // A value where nothing is stored, an empty string, and values the row does not give.
+        try expectEqual(try await compare([(key2, [.int(2), .string("plain"), .double(1), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil], all)]),
+                        [StoredDifference(id: two, changed: [2])], "a value where nothing is stored")
+        try expectEqual(try await compare([(key2, [.int(2), .string(""), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil], all)]),
+                        [StoredDifference(id: two, changed: [1])], "an empty string against a stored one")
+        try expectEqual(try await compare([(key1, other, [0, 5])]), [StoredDifference(id: one, changed: [5])],
+                        "only the given positions are compared")
+        // Strings equal as Swift compares them (canonical equivalence), with different bytes.
+        try expectEqual(try await compare([(key1, [.int(1), .string("Zoe\u{308} 🐙 cafe\u{301}")], [1])], attributes: ["id", "name"]),
+                        [StoredDifference(id: one, changed: [])], "a decomposed string equal to the stored precomposed one")
+        // Order, repeats, unknown identities, rows that give nothing, a few attributes.
+        let mixed = try await compare([(key2, nil, []), (IdentityKey(.int(9)), [.int(9), .string("x")], [0, 1]), (key1, [.int(1), .string("Zoë")], [1]),
+                                       (key2, [.int(2), .string("plain")], [1]), (IdentityKey(.string("1")), nil, [])],
+                                      attributes: ["id", "name"])
+        try expectEqual(mixed, [StoredDifference(id: two, changed: []), nil, StoredDifference(id: one, changed: [1]),
+                                StoredDifference(id: two, changed: []), nil], "rows in the order asked")
+        let none = try await compare([])
+        try expectEqual(none, [], "no identities")
+        // Many keys (a store may look them up in chunks): every other one stored, half of those changed.
+        let stored = try await store.write { writer in
+            try (100..<1_300).filter { $0 % 2 == 0 }.map { n in
+                (n, try writer.insert("Item", values: ["id": .int(Int64(n)), "name": .string("item \(n)")]).id)
+            }
+        }
+        let byNumber = Dictionary(uniqueKeysWithValues: stored)
+        let numbers = Array((100..<1_300).reversed())
+        let found = try await compare(numbers.map { n in
+            (IdentityKey(.int(Int64(n))), [.int(Int64(n)), .string(n % 4 == 0 ? "item \(n)" : "changed \(n)")], [0, 1])
+        }, attributes: ["id", "name"])
+        let expected = numbers.map { n in byNumber[n].map { StoredDifference(id: $0, changed: n % 4 == 0 ? [] : [1]) } }
+        if let wrong = numbers.indices.first(where: { found[$0] != expected[$0] }) {
+            try expectEqual(found[wrong], expected[wrong], "\(numbers.count) identities: the answer for \(numbers[wrong])")
+        }
+        try await expectError(.unknownEntity, "an unknown entity") {
+            _ = try await store.read { try $0.compare(LookupBatch(entity: "Nope", attributes: [])) }
+        }
+    }
 }

@@ -11,13 +11,14 @@ struct MappedBatch: Sendable {
         let entity: Int
         /// Set when the object is found in the store, or inserted.
         var id: ObjectID?
-        /// Values as stored, by attribute position (nil for an object that is not stored yet).
-        var stored: [Value?]?
-        /// The values the payload gives (the last occurrence of each key wins); after the
-        /// merge, the values the object is to have.
+        /// For a stored object, the positions of the given values that differ from the stored
+        /// ones, ascending (nil for an object that is not stored yet).
+        var changed: [Int]?
+        /// The values the payload gives, by attribute position (the last occurrence of each key
+        /// wins; nil for null or not given).
         var values: [Value?]
-        /// The positions of `values` the payload gave, a value or null; the others are taken
-        /// from the stored object.
+        /// The positions of `values` the payload gave, a value or null; a stored object keeps
+        /// its stored values of the others.
         var given = PositionSet()
         var attributesChanged = false
         var linksChanged = false
@@ -89,6 +90,9 @@ struct PositionSet: Sendable {
             high[word] |= 1 << UInt64(position % 64)
         }
     }
+
+    /// The positions from 64 on, 64 per word: `high[k]` holds positions `64 * (k + 1)` and up.
+    var words: (low: UInt64, high: [UInt64]) { (low, high) }
 
     @inline(__always)
     func contains(_ position: Int) -> Bool {

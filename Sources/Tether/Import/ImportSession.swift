@@ -1,7 +1,7 @@
 import Foundation
 
 /// Steps 2 to 5 of an import, one ``MappedBatch`` at a time, inside the store transaction:
-/// resolve the batch's identities against the store, merge the payload onto what is stored,
+/// resolve the batch's identities against the store, comparing the payload with what is stored,
 /// write what changed, and record it in the result. The only part of an import that touches the
 /// store.
 final class ImportSession {
@@ -33,7 +33,7 @@ final class ImportSession {
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
     /// order; later batches find earlier ones in the store, so memory is bounded by the batch.
-    /// The batch is changed in place (ids, stored values); the caller frees it.
+    /// The batch is changed in place (ids, changed positions); the caller frees it.
     func write(_ mapped: inout MappedBatch) throws {
         swap(&batch, &mapped)
         defer { swap(&batch, &mapped) }
@@ -42,37 +42,38 @@ final class ImportSession {
         recordBatch()
     }
 
-    // MARK: Resolve and merge
+    // MARK: Resolve and compare
 
-    /// One lookup per entity (in name order) finds the stored objects of the batch, and each
-    /// slot of a stored object takes the stored values of the attributes the payload did not give.
-    /// An object named only by id gets a slot of its own, so that links to it resolve.
+    /// One lookup per entity (in name order) finds the stored objects of the batch and, for
+    /// each, which of the values the payload gives differ from the stored ones: the store
+    /// compares them where they are, without handing them over. An attribute the payload does
+    /// not give keeps its stored value. An object named only by id gets a slot of its own, so
+    /// that links to it resolve.
     private func resolve() throws {
         for plan in plans where !batch.lookups[plan.ordinal].isEmpty {
             let ordinal = plan.ordinal
-            let rows = try writer.find(plan.name, identities: batch.lookups[ordinal], attributes: plan.attributeNames)
-            for (i, row) in rows.enumerated() {
-                guard let row else { continue }
+            var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames)
+            lookup.reserveCapacity(batch.lookups[ordinal].count)
+            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
+                if slot >= 0 {
+                    lookup.append(key, row: batch.slots[slot].values, given: batch.slots[slot].given)
+                } else {
+                    lookup.append(key)
+                }
+            }
+            let found = try writer.compare(lookup)
+            for (i, difference) in found.enumerated() {
+                guard let difference else { continue }
                 let slot = batch.lookupSlots[ordinal][i]
                 if slot >= 0 {
-                    merge(row, into: slot)
+                    batch.slots[slot].id = difference.id
+                    batch.slots[slot].changed = difference.changed
                 } else {
-                    batch.slots.append(MappedBatch.Slot(entity: ordinal, id: row.id, stored: row.values, values: row.values))
+                    batch.slots.append(MappedBatch.Slot(entity: ordinal, id: difference.id, changed: [], values: []))
                     batch.identityMap[ordinal][batch.lookups[ordinal][i]] = batch.slots.count - 1
                 }
             }
         }
-    }
-
-    @inline(__always)
-    private func merge(_ row: StoredRow, into slot: Int) {
-        var values: [Value?] = []
-        swap(&values, &batch.slots[slot].values)
-        let given = batch.slots[slot].given
-        for position in values.indices where !given.contains(position) { values[position] = row.values[position] }
-        swap(&values, &batch.slots[slot].values)
-        batch.slots[slot].id = row.id
-        batch.slots[slot].stored = row.values
     }
 
     // MARK: Write
@@ -84,14 +85,12 @@ final class ImportSession {
         var updates: [UpdateGroup: UpdateBatch] = [:]
         var updateOrder: [UpdateGroup] = []
         for slot in 0..<batch.objectSlots {
-            guard let stored = batch.slots[slot].stored else {
+            guard let positions = batch.slots[slot].changed else {
                 newSlots[batch.slots[slot].entity].append(slot)
                 continue
             }
-            let values = batch.slots[slot].values
-            var positions: [Int] = []  // one pass: each value is compared once
-            for position in values.indices where values[position] != stored[position] { positions.append(position) }
             guard !positions.isEmpty else { continue }
+            let values = batch.slots[slot].values
             let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
             if updates[group] == nil {
                 let plan = plans[group.entity]

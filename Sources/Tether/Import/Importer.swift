@@ -6,9 +6,10 @@ import Foundation
 /// 1. **map** (``BatchMapper``): walk the batch, gathering every object once per identity with
 ///    the values the payload gives it, converted and checked against the schema, and its links
 ///    (nested objects, `owner_id`, `label_ids`); the store is not read;
-/// 2. **resolve** (``ImportSession``, from here on): one ``StoreReader/find(_:identities:attributes:)``
-///    call per entity finds what is stored, with the values of its mapped attributes;
-/// 3. **merge**: a stored object keeps the stored values of the attributes the payload did not give;
+/// 2. **resolve** (``ImportSession``, from here on): one ``StoreReader/compare(_:)`` call per
+///    entity finds what is stored and which of the values the payload gives differ from it;
+/// 3. **merge**: a stored object keeps the stored values of the attributes the payload did not
+///    give, and takes the given values that differ;
 /// 4. **write**: update changed objects (one ``UpdateBatch`` per entity and set of changed
 ///    attributes), insert new ones (one ``InsertBatch`` per entity, to-one destinations first,
 ///    to-one links written with the row), and set the other changed relationships;

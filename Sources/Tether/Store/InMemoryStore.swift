@@ -343,6 +343,26 @@ extension InMemoryStore {
             }
         }
 
+        func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
+            let entity = batch.entity
+            let table = state.tables[try info(entity).table]
+            let positions = try batch.attributes.map { name in
+                guard let position = table.positions[name] else {
+                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+                }
+                return position
+            }
+            return batch.identities.indices.map { i in
+                guard let row = table.identityIndex[batch.identities[i]] else { return nil }
+                var changed: [Int] = []
+                for (a, position) in positions.enumerated()
+                where batch.isGiven(row: i, attribute: a) && batch.rows[i][a] != table.value(row, position) {
+                    changed.append(a)
+                }
+                return StoredDifference(id: ObjectID(entity: entity, rowID: row), changed: changed)
+            }
+        }
+
         func object(_ id: ObjectID) throws -> Object? {
             let table = state.tables[try info(id.entity).table]
             return table.contains(id.rowID) ? Object(id: id, values: table.values(id.rowID)) : nil

@@ -53,6 +53,10 @@ public protocol StoreReader {
     /// order, the stored object's id and its values of `attributes`, or nil. Has a default
     /// implementation over ``objects(_:identities:)``.
     func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?]
+    /// The import's lookup: for each row of `batch`, in order, the stored object's id and the
+    /// positions of the given values that differ from the stored ones, or nil. Has a default
+    /// implementation over ``find(_:identities:attributes:)``, which defines its effect.
+    func compare(_ batch: LookupBatch) throws -> [StoredDifference?]
 }
 
 /// Writing inside ``Store/write(_:)``.

@@ -110,6 +110,110 @@ public struct StoredRow: Sendable, Hashable {
     }
 }
 
+/// The objects of one entity an import looks up, by identity, with the values the payload gives
+/// for each: what ``StoreReader/compare(_:)`` takes. A store reports which given values differ from
+/// the stored ones, without handing the stored values over.
+///
+/// A row's values are by position, in the order of ``attributes``; only the positions the row
+/// marks as given are compared (the payload left the others out). Like ``InsertBatch``, the batch
+/// shares the arrays it is given rather than copying their values.
+///
+/// ```swift
+/// var lookup = LookupBatch(entity: "Repository", attributes: ["id", "name", "stars"])
+/// lookup.append(IdentityKey(.int(1)), values: [.int(1), .string("tether"), nil], given: [0, 1, 2])
+/// lookup.append(IdentityKey(.int(2)))   // only the id is wanted
+/// let found = try reader.compare(lookup)   // one entry per identity, nil: not stored
+/// ```
+public struct LookupBatch: Sendable {
+    public let entity: String
+    /// The attributes the values are of, in order.
+    public let attributes: [String]
+    /// The identities to look up, in order (repeats allowed).
+    public private(set) var identities: [IdentityKey] = []
+    @usableFromInline var rows: [[Value?]] = []
+    /// `words` bits per row: bit `a` set when attribute `a` is given.
+    @usableFromInline var given: [UInt64] = []
+    @usableFromInline let words: Int
+
+    public init(entity: String, attributes: [String]) {
+        self.entity = entity
+        self.attributes = attributes
+        self.words = max(1, (attributes.count + 63) / 64)
+    }
+
+    /// The number of rows.
+    public var count: Int { identities.count }
+
+    /// Reserves room for `rows` rows.
+    public mutating func reserveCapacity(_ rows: Int) {
+        identities.reserveCapacity(rows)
+        self.rows.reserveCapacity(rows)
+        given.reserveCapacity(rows * words)
+    }
+
+    /// Appends a row: an identity, one value (nil: null) per attribute, and the positions of the
+    /// attributes the payload gives (the others are not compared).
+    public mutating func append(_ identity: IdentityKey, values: [Value?], given positions: some Sequence<Int>) {
+        precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
+        let base = given.count
+        given.append(contentsOf: repeatElement(0, count: words))
+        for position in positions {
+            precondition(attributes.indices.contains(position), "a row of \(entity) gives position \(position) of \(attributes.count)")
+            given[base + position / 64] |= 1 << UInt64(position % 64)
+        }
+        identities.append(identity)
+        rows.append(values)
+    }
+
+    /// Appends a row like ``append(_:values:given:)``, sharing the array and taking the given
+    /// positions as the import keeps them.
+    mutating func append(_ identity: IdentityKey, row: [Value?], given positions: PositionSet) {
+        precondition(row.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(row.count)")
+        let (low, high) = positions.words
+        given.append(low)
+        for word in 1..<words { given.append(word - 1 < high.count ? high[word - 1] : 0) }
+        identities.append(identity)
+        rows.append(row)
+    }
+
+    /// Appends a row that gives no values: only whether the identity is stored, and its id, is wanted.
+    public mutating func append(_ identity: IdentityKey) {
+        identities.append(identity)
+        rows.append([])
+        given.append(contentsOf: repeatElement(0, count: words))
+    }
+
+    /// Whether row `row` gives attribute number `attribute`.
+    @inlinable
+    public func isGiven(row: Int, attribute: Int) -> Bool {
+        given[row * words + attribute / 64] & (1 << UInt64(attribute % 64)) != 0
+    }
+
+    /// The value (nil: null) row `row` gives for attribute number `attribute`; nil when not given.
+    @inlinable
+    public func value(row: Int, attribute: Int) -> Value? {
+        isGiven(row: row, attribute: attribute) ? rows[row][attribute] : nil
+    }
+
+    /// The positions row `row` gives, ascending.
+    public func givenPositions(row: Int) -> [Int] {
+        attributes.indices.filter { isGiven(row: row, attribute: $0) }
+    }
+}
+
+/// One stored object found by ``StoreReader/compare(_:)``: its id and the positions (into the
+/// batch's attributes, ascending) of the given values that differ from the stored ones, as `==`
+/// on ``Value`` tells. Empty: nothing the payload gives would change the object.
+public struct StoredDifference: Sendable, Hashable {
+    public var id: ObjectID
+    public var changed: [Int]
+
+    public init(id: ObjectID, changed: [Int]) {
+        self.id = id
+        self.changed = changed
+    }
+}
+
 extension StoreReader {
     /// Batched find-by-identity by position: for each of `identities`, in order, the stored
     /// object's id and its values of `attributes`, or nil when there is none.
@@ -120,6 +224,21 @@ extension StoreReader {
         let found = try objects(entity, identities: identities)
         return identities.map { key in
             found[key].map { object in StoredRow(id: object.id, values: attributes.map { object.values[$0] }) }
+        }
+    }
+
+    /// The import's lookup: for each row of `batch`, in order, the stored object's id and which of
+    /// the given values differ from the stored ones, or nil when nothing is stored under the
+    /// identity.
+    ///
+    /// This default reads the stored values with ``find(_:identities:attributes:)`` and compares
+    /// them with `==`; a store overrides it to compare without building the stored values.
+    public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
+        let rows = try find(batch.entity, identities: batch.identities, attributes: batch.attributes)
+        return rows.enumerated().map { i, row in
+            row.map { row in
+                StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] })
+            }
         }
     }
 }
