@@ -125,8 +125,16 @@ final class BatchMapper<V: ImportValue> {
     /// the payload, and with `indexed` each element's path adds its index, from `offset`.
     func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
+        // Room for one object per element of the top-level entity (nested ones grow as needed).
+        batch.slots.reserveCapacity(elements.count)
+        batch.topLevel.reserveCapacity(elements.count)
+        batch.identityMap[entity.ordinal].reserveCapacity(elements.count)
+        batch.lookups[entity.ordinal].reserveCapacity(elements.count)
+        batch.lookupSlots[entity.ordinal].reserveCapacity(elements.count)
         for (i, element) in elements.enumerated() {
-            path = base + (indexed ? [.index(offset + i)] : [])
+            path.removeAll(keepingCapacity: true)
+            path.append(contentsOf: base)
+            if indexed { path.append(.index(offset + i)) }
             if element.isObject {
                 if let slot = try apply(element, entity) { batch.topLevel.append(slot) }
             } else if !element.isNull {  // null entries are ignored
@@ -161,7 +169,7 @@ final class BatchMapper<V: ImportValue> {
         } else {
             guard let key = identityKey(plan, base) else {
                 let attribute = entity.identity.count == 1 ? entity.identity[0] : nil
-                if let attribute { path.append(contentsOf: attribute.keyPath.components.map { .key($0) }) }
+                if let attribute { push(attribute.keyPath.components) }
                 let missing = entity.identity.map { "'\($0.keyPath)'" }.joined(separator: ", ")
                 try report(plan, attribute?.name, .missingIdentity, .objectSkipped,
                            "the object has no usable identity (\(missing) missing, null or not convertible)")
@@ -196,7 +204,7 @@ final class BatchMapper<V: ImportValue> {
                 given.insert(position)
             case .failure(let rejection):
                 let attribute = entity.attributes[position]
-                path.append(contentsOf: attribute.keyPath.components.map { .key($0) })
+                push(attribute.keyPath.components)
                 try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
                 path.removeLast(attribute.keyPath.components.count)
             }
@@ -210,7 +218,7 @@ final class BatchMapper<V: ImportValue> {
             guard let d = plan.destinations[r] else { continue }
             let destination = plans[d]
             if let nested = value(of: plan.relationshipFields[r], base) {
-                path.append(contentsOf: relationship.keyPath.components.map { .key($0) })
+                push(relationship.keyPath.components)
                 defer { path.removeLast(relationship.keyPath.components.count) }
                 try applyNested(nested, slot: slot, relationship, r, destination, plan)
             } else if let reference = value(of: plan.foreignKeyFields[r], base) {
@@ -225,6 +233,12 @@ final class BatchMapper<V: ImportValue> {
     private func newSlot(_ plan: EntityPlan) -> Int {
         batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, values: Array(repeating: nil, count: plan.attributeNames.count)))
         return batch.slots.count - 1
+    }
+
+    /// Appends the keys of a key path to ``path`` (without building an array of them first).
+    @inline(__always)
+    private func push(_ keys: [String]) {
+        for key in keys { path.append(.key(key)) }
     }
 
     /// The value of a mapped key path in the object whose members were matched at `base` of
