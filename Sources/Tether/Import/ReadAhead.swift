@@ -11,10 +11,9 @@ import Foundation
 /// finished: `produce` may use memory that lives only as long as this call (the bytes of the
 /// payload, a tape).
 ///
-/// Freeing a written batch (its values and strings) is a good part of a batch's cost, so the
-/// thread with time to spare does it: when the next item is already waiting, the consumed one
-/// goes back to the producer's thread, to be freed at its next `emit`; when the producer is behind,
-/// the consumer frees it while the producer finishes the next item.
+/// Each item, once consumed, goes back to the producer's thread to be freed there: freeing a
+/// written batch (its values and strings) is a good part of a batch's cost, and the producer is
+/// usually the one with time to spare.
 ///
 /// The calling thread only ever waits for the thread this function started, never for async
 /// work or a thread of a shared pool, so it cannot deadlock, however busy the pools are (a thread
@@ -37,9 +36,7 @@ func readAhead<T: Sendable>(produce: @escaping (_ emit: (T) throws -> Void) thro
     defer { handoff.cancelAndWait() }
     while var item = try handoff.take() {
         try consume(&item)
-        if let idle = handoff.giveBackIfNextIsReady(item) {
-            _ = consume idle  // the producer is behind: free it here, while waiting for the next one
-        }
+        handoff.giveBack(item)
     }
 }
 
@@ -77,15 +74,11 @@ private final class Handoff<T: Sendable>: @unchecked Sendable {
         if cancelled { throw CancellationError() }
     }
 
-    /// Consumer: hands a consumed item back, to be freed by the producer at its next `put`, when
-    /// the next item is ready (the consumer is the busier thread); otherwise returns it, for the
-    /// consumer to free while the producer finishes the next one.
-    func giveBackIfNextIsReady(_ value: T) -> T? {
+    /// Consumer: hands a consumed item back, to be freed by the producer at its next `put`.
+    func giveBack(_ value: T) {
         condition.lock()
         defer { condition.unlock() }
-        guard item != nil else { return value }
         spent.append(value)
-        return nil
     }
 
     /// Producer: no more items; `error` is thrown to the consumer after the last one.
