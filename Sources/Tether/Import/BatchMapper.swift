@@ -37,9 +37,38 @@ struct MappedBatch: Sendable {
         let position: Int
         /// The destination entity's ordinal.
         let destination: Int
-        var targets: [LinkTarget]
+        var targets: LinkTargets
         /// An id list (foreign keys) rather than nested objects: unknown ids are ignored.
         let byReference: Bool
+    }
+
+    /// The targets of a link, in order: one is kept inline (a to-one link, the most common, then
+    /// allocates nothing), more in an array.
+    struct LinkTargets: RandomAccessCollection, Sendable {
+        private enum Storage: Sendable {
+            case one(LinkTarget)
+            case many([LinkTarget])
+        }
+        private let storage: Storage
+
+        init(_ target: LinkTarget) { storage = .one(target) }
+        init(_ targets: [LinkTarget]) { storage = .many(targets) }
+
+        var startIndex: Int { 0 }
+        var endIndex: Int {
+            switch storage {
+            case .one: 1
+            case .many(let targets): targets.count
+            }
+        }
+        subscript(position: Int) -> LinkTarget {
+            switch storage {
+            case .one(let target):
+                precondition(position == 0, "index out of range")
+                return target
+            case .many(let targets): return targets[position]
+            }
+        }
     }
 
     struct LinkKey: Hashable, Sendable {
@@ -256,10 +285,10 @@ final class BatchMapper<V: ImportValue> {
     ) throws {
         let toMany = relationship.relationship.isToMany
         if nested.isNull {
-            setLink(slot, relationship, position, destination, [], byReference: false)
+            setLink(slot, relationship, position, destination, .init([]), byReference: false)
         } else if nested.isObject && !toMany {
             if let childSlot = try apply(nested, destination) {
-                setLink(slot, relationship, position, destination, [.slot(childSlot)], byReference: false)
+                setLink(slot, relationship, position, destination, .init(.slot(childSlot)), byReference: false)
             }
         } else if nested.isArray && toMany {
             var targets: [MappedBatch.LinkTarget] = []
@@ -281,10 +310,10 @@ final class BatchMapper<V: ImportValue> {
                     }
                 }
             }
-            setLink(slot, relationship, position, destination, targets, byReference: byReference)
+            setLink(slot, relationship, position, destination, .init(targets), byReference: byReference)
         } else {
             if let key = referenceKey(nested, destination), !toMany {
-                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, .init(.identity(key)), byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of \(destination.name) objects" : "a \(destination.name) object"), found \(nested.typeName)")
@@ -297,7 +326,7 @@ final class BatchMapper<V: ImportValue> {
     ) throws {
         let toMany = relationship.relationship.isToMany
         if reference.isNull {
-            setLink(slot, relationship, position, destination, [], byReference: false)
+            setLink(slot, relationship, position, destination, .init([]), byReference: false)
         } else if reference.isArray && toMany {
             var keys: [MappedBatch.LinkTarget] = []
             for (i, element) in reference.elements.enumerated() where !element.isNull {
@@ -310,10 +339,10 @@ final class BatchMapper<V: ImportValue> {
                                "expected an id of \(destination.name), found \(element.typeName) \(element.materialize())")
                 }
             }
-            setLink(slot, relationship, position, destination, keys, byReference: !keys.isEmpty)
+            setLink(slot, relationship, position, destination, .init(keys), byReference: !keys.isEmpty)
         } else {
             if !toMany, let key = referenceKey(reference, destination) {
-                setLink(slot, relationship, position, destination, [.identity(key)], byReference: true)
+                setLink(slot, relationship, position, destination, .init(.identity(key)), byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
                            "expected \(toMany ? "an array of ids" : "an id") of \(destination.name), found \(reference.typeName)")
@@ -324,7 +353,7 @@ final class BatchMapper<V: ImportValue> {
     /// Records the links of `slot` through one relationship (a later occurrence replaces them);
     /// identities named by id are looked up with the batch.
     private func setLink(
-        _ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: [MappedBatch.LinkTarget],
+        _ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: MappedBatch.LinkTargets,
         byReference: Bool
     ) {
         for case .identity(let key) in targets where batch.identityMap[destination.ordinal][key] == nil {
