@@ -87,10 +87,7 @@ public final class SQLiteTransaction: StoreWriter {
         return found
     }
 
-    /// Looks up a chunk of keys at a time with the keys' positions bound beside them
-    /// (`WITH k(p, ...) AS (VALUES (0, ?), (1, ?), ...) SELECT k.p, ... FROM k CROSS JOIN table ON ...`),
-    /// so each found row comes back with the position it answers: one index probe per key, and no
-    /// hashing of keys in Swift. A key that cannot match (wrong arity or type) is bound as NULL.
+    /// Decodes the values of each object the identity lookup finds.
     public func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
         let info = try info(entity)
         let types = try AttributeType.types(of: attributes, in: info.types, entity: entity)
@@ -124,7 +121,11 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// The identity lookup under ``find(_:identities:attributes:)`` and ``compare(_:)``: calls
     /// `found` with the position in `identities` and the row (column 1 the rowid, then `columns`)
-    /// of each stored object. Up to 500 keys go in one statement, beside their positions.
+    /// of each stored object. Up to 500 keys go in one statement with their positions bound beside
+    /// them (`WITH k(p, ...) AS (VALUES (0, ?), (1, ?), ...) SELECT k.p, ... FROM k CROSS JOIN
+    /// table ON ...`), so each found row comes back with the position it answers: one index probe
+    /// per key, and no hashing of keys in Swift. A key that cannot match (wrong arity or type) is
+    /// bound as NULL.
     private func lookUp(_ info: Layout.EntityInfo, _ identities: [IdentityKey], columns: [String],
                         _ found: (_ position: Int, _ row: Row) throws -> Void) throws {
         let identity = info.identity

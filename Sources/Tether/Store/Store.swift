@@ -49,7 +49,7 @@ public protocol StoreReader {
     /// Batched relationship read: for each of `ids` that has links, the related objects, in order
     /// for an ordered to-many relationship. Objects without links are absent from the result.
     func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]]
-    /// Batched find-by-identity by position (the import's lookup): for each of `identities`, in
+    /// Batched find-by-identity by position: for each of `identities`, in
     /// order, the stored object's id and its values of `attributes`, or nil. Has a default
     /// implementation over ``objects(_:identities:)``.
     func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?]
