@@ -74,7 +74,8 @@ public protocol StoreWriter: StoreReader {
     func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws
     /// Inserts new objects of one entity with their to-one links (the import's write path); returns
     /// the new ids in row order. Has a default implementation over ``insert(_:values:)`` and
-    /// ``setRelated(_:of:to:)``, which defines its effect.
+    /// ``setRelated(_:of:to:)``, which defines its effect. When it throws, rows before the failing
+    /// one may or may not have been inserted (an import then rolls its transaction back).
     func insert(_ batch: InsertBatch) throws -> [ObjectID]
     /// Sets and clears the same attributes of many objects of one entity (the import's update
     /// path). Has a default implementation over ``update(_:setting:clearing:)``, which defines its
