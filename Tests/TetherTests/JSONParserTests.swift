@@ -2,19 +2,30 @@ import Foundation
 import Testing
 @testable import Tether
 
-/// Parses UTF-8 text (a test convenience).
+/// Parses UTF-8 text (a test convenience); `JSONParser.validate` must accept it too.
 private func parse(_ text: String) throws(JSONParseError) -> JSON {
-    try JSONParser.parse(Data(text.utf8))
+    let json = try JSONParser.parse(Data(text.utf8))
+    #expect(throws: Never.self, "validate rejects what parse accepts: \(text)") { try JSONParser.validate(Data(text.utf8)) }
+    return json
 }
 
-/// The error the parser throws for `bytes`, or nil when it parses.
+/// The error the parser throws for `bytes`, or nil when it parses. `JSONParser.validate` must
+/// throw the same error (or none).
 private func parseError(_ bytes: [UInt8]) -> JSONParseError? {
+    var parsed: JSONParseError?
     do {
         _ = try JSONParser.parse(Data(bytes))
-        return nil
     } catch {
-        return error
+        parsed = error
     }
+    var validated: JSONParseError?
+    do {
+        try JSONParser.validate(Data(bytes))
+    } catch {
+        validated = error
+    }
+    #expect(validated == parsed, "validate and parse disagree on \(bytes)")
+    return parsed
 }
 
 private func parseError(_ text: String) -> JSONParseError? { parseError(Array(text.utf8)) }
@@ -228,6 +239,16 @@ struct JSONParserTests {
         #expect(error.offset == offset)
         #expect(error.message.contains(message), "\(error)")
         #expect(error.description.hasPrefix("malformed JSON at byte \(offset): "))
+    }
+
+    @Test func validateChecksALargeArrayBatchByBatch() throws {
+        // More elements than one batch of the validator (10,000), with the error in a later one.
+        var text = "[" + Array(repeating: #"{"id": 1, "name": "x"}"#, count: 25_000).joined(separator: ",")
+        try JSONParser.validate(Data((text + "]").utf8))
+        text += #", {"id": 2,}]"#
+        let error = try #require(parseError(text))
+        #expect(error.offset == text.utf8.count - 3)  // the comma
+        #expect(error.message.contains("trailing comma"))
     }
 
     @Test func depthLimit() throws {

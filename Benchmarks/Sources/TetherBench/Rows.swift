@@ -8,6 +8,7 @@ enum Kind: String, CaseIterable, Sendable {
     case parseSerialization = "parse-serialization"
     case parseDecoder = "parse-decoder"
     case parseTether = "parse-tether"
+    case parseValidate = "parse-validate"
     case baseline
     case memory
     case sqlite
@@ -16,8 +17,8 @@ enum Kind: String, CaseIterable, Sendable {
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
-        "parse": [.parseSerialization, .parseDecoder, .parseTether],
-        "parser": [.parseTether],
+        "parse": [.parseSerialization, .parseDecoder, .parseTether, .parseValidate],
+        "parser": [.parseTether, .parseValidate],
         "baseline": [.baseline],
         "tether": [.memory, .sqlite],
         "stream": [.streamMemory, .streamSQLite],
@@ -25,7 +26,7 @@ enum Kind: String, CaseIterable, Sendable {
 
     var group: String {
         switch self {
-        case .parseSerialization, .parseDecoder, .parseTether: "JSON parse only"
+        case .parseSerialization, .parseDecoder, .parseTether, .parseValidate: "JSON parse only"
         case .baseline: "baseline: JSONDecoder+SQLite"
         case .memory: "Tether: in-memory, Data"
         case .sqlite: "Tether: SQLite, Data"
@@ -34,7 +35,7 @@ enum Kind: String, CaseIterable, Sendable {
         }
     }
 
-    var isParse: Bool { [.parseSerialization, .parseDecoder, .parseTether].contains(self) }
+    var isParse: Bool { [.parseSerialization, .parseDecoder, .parseTether, .parseValidate].contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     var isStreaming: Bool { self == .streamMemory || self == .streamSQLite }
 
@@ -44,6 +45,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseSerialization: ["JSONSerialization"]
         case .parseDecoder: ["JSONDecoder→structs"]
         case .parseTether: ["JSONParser (Tether)"]
+        case .parseValidate: ["JSONParser.validate"]
         default: hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"]
         }
     }
@@ -175,6 +177,10 @@ struct RowWorker {
         case .parseDecoder:
             let count = try row.time { try Baseline.decoder().decode([Baseline.Repository].self, from: data).count }
             guard count == n else { throw BenchmarkError("JSONDecoder read the wrong count") }
+        case .parseValidate:
+            // The scan an import makes of a payload in memory: checked onto a tape a batch at a
+            // time, no tree.
+            try row.time { try JSONParser.validate(data) }
         default:
             let count = try row.time { try JSONParser.parse(data).arrayValue?.count }
             guard count == n else { throw BenchmarkError("JSONParser read the wrong count") }

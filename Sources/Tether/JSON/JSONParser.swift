@@ -44,6 +44,28 @@ public enum JSONParser {
         try parse(bytes).get()
     }
 
+    /// Checks that `data` is a complete JSON document, exactly as ``parse(_:)`` does (the same
+    /// errors at the same offsets), without building anything from it: the scan an import makes
+    /// of its payload before mapping it. A document whose top level is an array is checked a
+    /// batch of elements at a time, so memory stays small whatever its size.
+    public static func validate(_ data: Data) throws(JSONParseError) {
+        let result: Result<Void, JSONParseError> = data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            do throws(JSONParseError) {
+                if var reader = JSONTape.ArrayReader(bytes) {
+                    var tape = JSONTape()
+                    while try reader.read(10_000, into: &tape) > 0 {}
+                } else {
+                    _ = try JSONTape(parsing: bytes)
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
     /// One parser for everything: the bytes are checked onto a ``JSONTape`` (which the import
     /// engine reads directly), and the tree is built from the tape.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<JSON, JSONParseError> {
