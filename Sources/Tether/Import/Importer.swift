@@ -133,7 +133,17 @@ struct Importer: Sendable {
                 size = sizes.next()
                 try emit(batch)
             }
-            try stream.forEachElementBytes { element, fileOffset, index in
+            // An element is parsed onto the tape straight from the file's buffer when it can be
+            // (one pass); otherwise its end is found first and it is parsed on its own.
+            func take(_ buffered: UnsafeBufferPointer<UInt8>, _ fileOffset: Int, _ index: Int) throws -> Int? {
+                let firstOfBatch = tape.roots.isEmpty
+                guard let length = tape.appendElement(prefixOf: buffered, offset: bytes.count) else { return nil }
+                if firstOfBatch { first = index }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffered[..<length]))
+                if tape.roots.count == size { try flush() }
+                return length
+            }
+            try stream.forEachElementBytes(take: take) { element, fileOffset, index in
                 guard let index else {
                     var document = JSONTape()
                     try document.append(element, offset: 0, errorOffset: fileOffset)

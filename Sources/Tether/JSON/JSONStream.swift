@@ -31,7 +31,15 @@ public struct JSONStream: Sendable {
     /// Calls `body` with the bytes of each top-level array element (not yet checked), their
     /// offset in the file and the element's index, or once with the whole document (index nil)
     /// when it is not an array. The bytes are valid only inside `body`.
-    func forEachElementBytes(_ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws {
+    ///
+    /// Each array element is first offered to `take`: the bytes from the element's start to the
+    /// end of what is buffered, its offset in the file and its index. `take` returns the
+    /// element's length when it parsed the element itself (then `body` is not called for it), or
+    /// nil (the default) to have the element's end found and the element handed to `body`.
+    func forEachElementBytes(
+        take: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Int? = { _, _, _ in nil },
+        _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void
+    ) throws {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
         }
@@ -41,7 +49,7 @@ public struct JSONStream: Sendable {
             let chunk = try handle.read(upToCount: chunkSize) ?? Data()
             let atEnd = chunk.isEmpty
             splitter.buffer.append(contentsOf: chunk)
-            if try splitter.drain(atEnd: atEnd, body) { return }
+            if try splitter.drain(atEnd: atEnd, take: take, body) { return }
             if atEnd { return }
         }
     }
@@ -68,7 +76,10 @@ public struct JSONStream: Sendable {
         }
 
         /// Emits every complete element in the buffer; returns true when the document is done.
-        mutating func drain(atEnd: Bool, _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void) throws -> Bool {
+        mutating func drain(
+            atEnd: Bool, take: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Int? = { _, _, _ in nil },
+            _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void
+        ) throws -> Bool {
             defer { compact() }
             while true {
                 if phase == .whole {
@@ -110,6 +121,16 @@ public struct JSONStream: Sendable {
                     case .elementOrEnd where byte == UInt8(ascii: "]"):
                         throw error(position, "trailing comma before ']'")
                     default:
+                        let start = position
+                        let taken = try buffer.withUnsafeBufferPointer { b in
+                            try take(UnsafeBufferPointer(rebasing: b[start...]), dropped + start, index)
+                        }
+                        if let length = taken {
+                            index += 1
+                            position = start + length
+                            phase = .separatorOrEnd
+                            continue
+                        }
                         elementStart = position
                         depth = 0
                         inString = false

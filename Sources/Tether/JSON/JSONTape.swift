@@ -60,6 +60,27 @@ struct JSONTape: Sendable {
         roots.append(root)
     }
 
+    /// Parses the value at the start of `bytes` (a top-level array element of a streamed file,
+    /// followed by whatever of the file is buffered) onto the tape as one document, when it is
+    /// well formed and followed, after whitespace, by `,` or `]` within `bytes`; returns its
+    /// length. Otherwise leaves the tape as it was and returns nil: the caller then finds the
+    /// element's end and appends it with ``append(_:offset:errorOffset:)``, which gives the same
+    /// entries for a well-formed element and the same error for a malformed one. One pass over
+    /// the bytes instead of two (finding the end, then parsing).
+    mutating func appendElement(prefixOf bytes: UnsafeBufferPointer<UInt8>, offset: Int) -> Int? {
+        precondition(offset + bytes.count <= Self.maximumSize, "JSON input too large for a tape")
+        var parser = TapeParser(bytes, offset: offset, entries: [])
+        swap(&parser.entries, &entries)
+        defer { swap(&parser.entries, &entries) }
+        let root = parser.entries.count
+        guard let length = parser.parseElementValue() else {
+            parser.entries.removeLast(parser.entries.count - root)
+            return nil
+        }
+        roots.append(root)
+        return length
+    }
+
     /// Parses a whole document.
     init(parsing bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
         try append(bytes)
@@ -340,6 +361,21 @@ private struct TapeParser {
         }
         try parseValue()
         return true
+    }
+
+    /// Parses one value from the start, as the value of a document, and returns the index after
+    /// it, when it is followed (after whitespace) by `,` or `]`; nil when it is malformed or
+    /// what follows it is not there (or not one of those).
+    mutating func parseElementValue() -> Int? {
+        do throws(JSONParseError) {
+            try parseValue()
+        } catch {
+            return nil
+        }
+        let valueEnd = index
+        skipWhitespace()
+        guard index < end, base[index] == ASCII.comma || base[index] == ASCII.closeBracket else { return nil }
+        return valueEnd
     }
 
     @inline(__always)
