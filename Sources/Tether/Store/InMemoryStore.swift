@@ -109,6 +109,16 @@ extension InMemoryStore {
 
         var width: Int { attributes.count }
 
+        /// The positions of the attributes `names` (of `entity`), or an `unknownAttribute` error.
+        func positions(of names: [String], entity: String) throws -> [Int] {
+            try names.map { name in
+                guard let position = positions[name] else {
+                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
+                }
+                return position
+            }
+        }
+
         func contains(_ rowID: Int64) -> Bool {
             guard rowID >= 1, rowID <= Int64(rowCount) else { return false }
             let r = Int(rowID - 1)
@@ -353,12 +363,7 @@ extension InMemoryStore {
         func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?] {
             let info = try info(entity)
             let table = state.tables[info.table]
-            let positions = try attributes.map { name in
-                guard let position = table.positions[name] else {
-                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-                }
-                return position
-            }
+            let positions = try table.positions(of: attributes, entity: entity)
             return identities.map { key in
                 guard let row = table.identityIndex[key] else { return nil }
                 return StoredRow(id: ObjectID(entity: entity, rowID: row), values: positions.map { table.value(row, $0) })
@@ -368,12 +373,7 @@ extension InMemoryStore {
         func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
             let entity = batch.entity
             let table = state.tables[try info(entity).table]
-            let positions = try batch.attributes.map { name in
-                guard let position = table.positions[name] else {
-                    throw StoreError(.unknownAttribute, entity: entity, member: name, "\(entity) has no attribute '\(name)'")
-                }
-                return position
-            }
+            let positions = try table.positions(of: batch.attributes, entity: entity)
             return batch.identities.indices.map { i in
                 guard let row = table.identityIndex[batch.identities[i]] else { return nil }
                 var changed: [Int] = []
