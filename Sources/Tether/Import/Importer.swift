@@ -133,14 +133,17 @@ struct Importer: Sendable {
                 size = sizes.next()
                 try emit(batch)
             }
+            /// Keeps the bytes of element `index`, just appended to the tape, and maps a full batch.
+            func appended(_ element: UnsafeBufferPointer<UInt8>, _ index: Int) throws {
+                if tape.roots.count == 1 { first = index }
+                bytes.append(contentsOf: element)
+                if tape.roots.count == size { try flush() }
+            }
             // An element is parsed onto the tape straight from the file's buffer when it can be
             // (one pass); otherwise its end is found first and it is parsed on its own.
             func take(_ buffered: UnsafeBufferPointer<UInt8>, _ fileOffset: Int, _ index: Int) throws -> Int? {
-                let firstOfBatch = tape.roots.isEmpty
                 guard let length = tape.appendElement(prefixOf: buffered, offset: bytes.count) else { return nil }
-                if firstOfBatch { first = index }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffered[..<length]))
-                if tape.roots.count == size { try flush() }
+                try appended(UnsafeBufferPointer(rebasing: buffered[..<length]), index)
                 return length
             }
             try stream.forEachElementBytes(take: take) { element, fileOffset, index in
@@ -151,10 +154,8 @@ struct Importer: Sendable {
                     if let batch { try emit(batch) }
                     return
                 }
-                if tape.roots.isEmpty { first = index }
                 try tape.append(element, offset: bytes.count, errorOffset: fileOffset)
-                bytes.append(contentsOf: element)
-                if tape.roots.count == size { try flush() }
+                try appended(element, index)
             }
             if !tape.roots.isEmpty { try flush() }
         }, consume: session.write)
