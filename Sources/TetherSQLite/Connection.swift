@@ -241,9 +241,9 @@ struct Row {
 
     var count: Int { Int(sqlite3_column_count(statement)) }
     func name(_ i: Int) -> String { String(cString: sqlite3_column_name(statement, Int32(i))) }
-    func isNull(_ i: Int) -> Bool { sqlite3_column_type(statement, Int32(i)) == SQLITE_NULL }
     /// The column's storage class: `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
     func type(_ i: Int) -> Int32 { sqlite3_column_type(statement, Int32(i)) }
+    func isNull(_ i: Int) -> Bool { type(i) == SQLITE_NULL }
     /// The column's text as UTF-8 bytes, valid until the row changes.
     func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8> {
         guard let bytes = sqlite3_column_text(statement, Int32(i)) else { return UnsafeBufferPointer(start: nil, count: 0) }
