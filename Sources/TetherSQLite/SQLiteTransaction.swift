@@ -102,19 +102,43 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     /// Compares each given value with the column where SQLite keeps it (``Codec/matches(_:_:_:as:)``):
-    /// no stored value is built, and only the attributes some row gives are read.
+    /// no stored value is built, and only the attributes some row gives are read. A to-one
+    /// relationship kept as a column of the entity's table is read in the same statement; the
+    /// others with ``related(_:of:)``.
     public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
         let entity = batch.entity
         let info = try info(entity)
         let types = try AttributeType.types(of: batch.attributes, in: info.types, entity: entity)
         let read = batch.attributes.indices.filter { a in batch.identities.indices.contains { batch.isGiven(row: $0, attribute: a) } }
+        // Each relationship's column among those read (nil: read afterwards), and its destination.
+        var linkColumns: [(column: Int?, destination: String)] = []
+        var columns = read.map { batch.attributes[$0] }
+        for name in batch.relationships {
+            let (link, sideA) = try relationship(entity, name)
+            guard sideA ? link.aToOne : link.bToOne else {
+                throw StoreError(.unsupported, entity: entity, member: name, "a lookup reads to-one relationships only; \(entity).\(name) is to-many")
+            }
+            if case .foreignKey = link.storage, sideA {
+                linkColumns.append((2 + columns.count, link.bEntity))
+                columns.append(name)
+            } else {
+                linkColumns.append((nil, sideA ? link.bEntity : link.aEntity))
+            }
+        }
         var result = [StoredDifference?](repeating: nil, count: batch.count)
-        try lookUp(info, batch.identities, columns: read.map { batch.attributes[$0] }) { position, row in
+        try lookUp(info, batch.identities, columns: columns) { position, row in
             var changed: [Int] = []
             for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
                 if !Codec.matches(row, 2 + column, batch.value(row: position, attribute: a), as: types[a]) { changed.append(a) }
             }
-            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed)
+            let targets = linkColumns.map { link in
+                link.column.flatMap { row.isNull($0) ? nil : ObjectID(entity: link.destination, rowID: row.int($0)) }
+            }
+            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed, targets: targets)
+        }
+        for (r, link) in linkColumns.enumerated() where link.column == nil {
+            let targets = try currentTargets(batch.relationships[r], of: result.map { $0?.id })
+            for i in result.indices where result[i] != nil { result[i]!.targets[r] = targets[i] }
         }
         return result
     }

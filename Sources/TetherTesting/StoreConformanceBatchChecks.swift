@@ -368,5 +368,46 @@ extension Checks {
         try await expectError(.unknownEntity, "an unknown entity") {
             _ = try await store.read { try $0.compare(LookupBatch(entity: "Nope", attributes: [])) }
         }
+        try await compareReadsToOneTargets()
+    }
+
+    /// The current targets of to-one relationships, read along with the lookup: many-to-one,
+    /// one-to-one from either side, without inverse, and none.
+    private func compareReadsToOneTargets() async throws {
+        let ids = try await store.write { writer in
+            let authors = try (1...2).map { try writer.insert("Author", values: ["id": .int(Int64($0))]).id }
+            let posts = try (1...3).map { try writer.insert("Post", values: ["id": .int(Int64($0))]).id }
+            let profile = try writer.insert("Profile", values: ["id": .int(1)]).id
+            try writer.setRelated("author", of: posts[0], to: [authors[0]])
+            try writer.setRelated("author", of: posts[2], to: [authors[0]])
+            try writer.setRelated("profile", of: authors[0], to: [profile])
+            try writer.setRelated("pinned", of: authors[0], to: [posts[2]])
+            return (authors: authors, posts: posts, profile: profile)
+        }
+        func compare(_ entity: String, _ keys: [Int64], _ relationships: [String]) async throws -> [StoredDifference?] {
+            try await store.read { reader in
+                var batch = LookupBatch(entity: entity, attributes: ["id"], relationships: relationships)
+                for key in keys { batch.append(IdentityKey(.int(key)), values: [.int(key)], given: [0]) }
+                return try reader.compare(batch)
+            }
+        }
+        let (authors, posts) = (ids.authors, ids.posts)
+        try expectEqual(try await compare("Post", [1, 2, 9, 3], ["author"]),
+                        [StoredDifference(id: posts[0], changed: [], targets: [authors[0]]), StoredDifference(id: posts[1], changed: [], targets: [nil]),
+                         nil, StoredDifference(id: posts[2], changed: [], targets: [authors[0]])],
+                        "many-to-one targets")
+        try expectEqual(try await compare("Author", [2, 1], ["profile", "pinned"]),
+                        [StoredDifference(id: authors[1], changed: [], targets: [nil, nil]),
+                         StoredDifference(id: authors[0], changed: [], targets: [ids.profile, posts[2]])],
+                        "one-to-one and no-inverse targets")
+        try expectEqual(try await compare("Profile", [1], ["author"]), [StoredDifference(id: ids.profile, changed: [], targets: [authors[0]])],
+                        "the other side of a one-to-one")
+        try expectEqual(try await compare("Post", [1], []), [StoredDifference(id: posts[0], changed: [])], "no relationships, no targets")
+        try await expectError(.unsupported, "a to-many relationship linking an object to several") {
+            _ = try await compare("Author", [1], ["posts"])
+        }
+        try await expectError(.unknownRelationship, "an unknown relationship") {
+            _ = try await compare("Post", [1], ["nope"])
+        }
     }
 }

@@ -271,6 +271,47 @@ import Tether
         #expect([1, 3, 4].allSatisfy { again.unchanged.contains(repository($0)) })
     }
 
+    /// The lookup reads the stored to-one targets along with the values (one `related` read per
+    /// relationship and lookup in the default `compare`), so an update pass reads no link again.
+    @Test func storedToOneTargetsComeWithTheLookup() async throws {
+        let store = CountingStore()
+        let client = try makeClient(store)
+        let repos: JSON = .array((0..<500).map { i in ["id": .int(Int64(i)), "owner": ["id": .int(Int64(i % 7))]] })
+        _ = try await client.import(repos, as: "Repository")
+        store.counts.relatedReads.store(0, ordering: .relaxed)
+        let again = try await client.import(repos, as: "Repository")
+        #expect(again.unchanged.count == 507)
+        #expect(store.counts.relatedReads.load(ordering: .relaxed) == 1)
+        // A moved repository is written, and read no more than that.
+        store.counts.relatedReads.store(0, ordering: .relaxed)
+        let moved = try await client.import(JSON(parsing: #"[{"id": 3, "owner": {"id": 4}}, {"id": 5, "owner": null}]"#), as: "Repository")
+        #expect(moved.updated.count == 2)
+        #expect(store.counts.relatedReads.load(ordering: .relaxed) == 1)
+        let three = try #require(try await client.object("Repository", identity: .int(3)))
+        #expect(try await client.related("owner", of: three.id).map { $0["id"] } == [.int(4)])
+    }
+
+    /// A one-to-one link is read after the inserts: a new object linked to a stored object's
+    /// partner takes it, and a later occurrence in the payload takes it back (the last wins).
+    @Test func oneToOneLinksAreReadAfterTheInserts() async throws {
+        let schema = try Schema {
+            Entity("Person") { Attribute("id", .int64); Relationship.toOne("passport", "Passport", inverse: "holder") }
+            Entity("Passport") { Attribute("id", .int64); Relationship.toOne("holder", "Person", inverse: "passport") }
+        }
+        let client = try Client.Builder(schema: schema).build()
+        _ = try await client.import(JSON(parsing: #"[{"id": 1, "passport": {"id": 7}}, {"id": 2, "passport": {"id": 8}}]"#), as: "Person")
+        let result = try await client.import(
+            JSON(parsing: #"[{"id": 3, "passport": {"id": 7}}, {"id": 1, "passport": {"id": 7}}, {"id": 2, "passport": {"id": 8}}]"#), as: "Person")
+        func passport(_ person: Int64) async throws -> [Value?] {
+            let id = try #require(try await client.object("Person", identity: .int(person))).id
+            return try await client.related("passport", of: id).map { $0["id"] }
+        }
+        #expect(try await passport(1) == [.int(7)])
+        #expect(try await passport(2) == [.int(8)])
+        #expect(try await passport(3) == [])
+        #expect(result.inserted.count == 1)
+    }
+
     @Test func toManyForeignKeysWithStringIds() async throws {
         let schema = try Schema {
             Entity("Tag") { Attribute("id", .string); Attribute("name", .string); Relationship.toMany("notes", "Note", inverse: "tags") }

@@ -14,6 +14,9 @@ struct MappedBatch: Sendable {
         /// For a stored object, the positions of the given values that differ from the stored
         /// ones, ascending (nil for an object that is not stored yet).
         var changed: [Int]?
+        /// For a stored object, the current target of each of its entity's
+        /// ``EntityPlan/lookupLinks`` the lookup read, in order (nil: none).
+        var targets: [ObjectID?] = []
         /// The values the payload gives, by attribute position (the last occurrence of each key
         /// wins; nil for null or not given).
         var values: [Value?]

@@ -23,6 +23,12 @@ final class EntityPlan: Sendable {
     /// The position of each relationship's inverse among the destination's mapped relationships
     /// (nil when it has none, or it is not mapped).
     let inverses: [Int?]
+    /// Positions of the to-one relationships whose current targets the lookup reads
+    /// (``LookupBatch/relationships``), so that an unchanged link is not read again: those of
+    /// ``toOne`` whose inverse is not to-one. Linking an object one-to-one unlinks its partner's
+    /// previous partner, so such a target read at the lookup could be stale by the time the link
+    /// is compared.
+    let lookupLinks: [Int]
     /// The first key of every key path above; the fields below index into it.
     let keyTable: KeyTable
     let attributeFields: [Field]
@@ -91,6 +97,11 @@ final class EntityPlan: Sendable {
         inverses = mapping.relationships.map { relationship in
             guard let inverse = relationship.relationship.inverse, let destination = all[relationship.relationship.destination] else { return nil }
             return destination.relationships.firstIndex { $0.name == inverse }
+        }
+        lookupLinks = toOne.filter { r in
+            let relationship = mapping.relationships[r].relationship
+            guard let inverse = relationship.inverse else { return true }
+            return all[relationship.destination]?.entity.relationship(named: inverse)?.isToMany ?? false
         }
     }
 }

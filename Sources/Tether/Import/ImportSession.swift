@@ -24,11 +24,19 @@ final class ImportSession {
     private var topLevel = ObjectIDList()
     private var diagnostics: [ImportDiagnostic] = []
 
+    // For the batch being written.
+    /// The relationships (by source entity and position) with links in the batch.
+    private var pendingRelationships = Set<RelationshipKey>()
+    /// By entity ordinal: the positions of the relationships whose targets the lookup read
+    /// (``MappedBatch/Slot/targets``).
+    private var lookedUpLinks: [[Int]]
+
     init(importer: Importer, writer: any StoreWriter) {
         self.importer = importer
         self.writer = writer
         self.plans = importer.plans
         self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
+        self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -37,6 +45,13 @@ final class ImportSession {
     func write(_ mapped: inout MappedBatch) throws {
         swap(&batch, &mapped)
         defer { swap(&batch, &mapped) }
+        pendingRelationships.removeAll(keepingCapacity: true)
+        var last: RelationshipKey?
+        for link in batch.links {
+            let key = RelationshipKey(batch.slots[link.slot].entity, link.position)
+            if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
+            last = key
+        }
         try resolve()
         try writeBatch()
         recordBatch()
@@ -48,11 +63,14 @@ final class ImportSession {
     /// each, which of the values the payload gives differ from the stored ones: the store
     /// compares them where they are, without handing them over. An attribute the payload does
     /// not give keeps its stored value. An object named only by id gets a slot of its own, so
-    /// that links to it resolve.
+    /// that links to it resolve. The lookup also reads the current targets of the to-one
+    /// relationships the batch links (``EntityPlan/lookupLinks``).
     private func resolve() throws {
         for plan in plans where !batch.lookups[plan.ordinal].isEmpty {
             let ordinal = plan.ordinal
-            var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames)
+            lookedUpLinks[ordinal] = plan.lookupLinks.filter { pendingRelationships.contains(RelationshipKey(ordinal, $0)) }
+            var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames,
+                                     relationships: lookedUpLinks[ordinal].map { plan.mapping.relationships[$0].name })
             lookup.reserveCapacity(batch.lookups[ordinal].count)
             for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
                 if slot >= 0 {
@@ -68,6 +86,7 @@ final class ImportSession {
                 if slot >= 0 {
                     batch.slots[slot].id = difference.id
                     batch.slots[slot].changed = difference.changed
+                    batch.slots[slot].targets = difference.targets
                 } else {
                     batch.slots.append(MappedBatch.Slot(entity: ordinal, id: difference.id, changed: [], values: []))
                     batch.identityMap[ordinal][batch.lookups[ordinal][i]] = batch.slots.count - 1
@@ -101,15 +120,6 @@ final class ImportSession {
             batch.slots[slot].attributesChanged = true
         }
         for group in updateOrder { try writer.update(updates[group]!) }
-
-        // Relationships (by source entity and position) that have pending links in this batch.
-        var pendingRelationships = Set<RelationshipKey>()
-        var last: RelationshipKey?
-        for link in batch.links {
-            let key = RelationshipKey(batch.slots[link.slot].entity, link.position)
-            if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
-            last = key
-        }
 
         // New objects, one batch insert per entity, to-one destinations first: a to-one link
         // whose target already has an id is written with the row (unless the inverse side is also
@@ -148,19 +158,19 @@ final class ImportSession {
             }
         }
 
-        // The other links: resolve targets, read the current links in one call per relationship,
-        // and set those that differ.
-        var resolved: [(link: Int, ids: [ObjectID])] = []
+        // The other links: resolve targets, take the current links from the lookup or read them
+        // in one call per relationship, and set those that differ.
+        var resolved: [(link: Int, ids: [ObjectID], looked: ObjectID??)] = []
         for index in batch.links.indices where !linkedOnInsert[index] {
             let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
             if batch.links[index].byReference && ids.isEmpty && !batch.links[index].targets.isEmpty { continue }
-            resolved.append((index, ids))
+            resolved.append((index, ids, lookedUpTarget(batch.links[index])))
         }
         guard !resolved.isEmpty else { return }
 
         var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
-        for (index, _) in resolved {
+        for (index, _, looked) in resolved where looked == nil {
             let slot = batch.links[index].slot
             sourcesByRelationship[RelationshipKey(batch.slots[slot].entity, batch.links[index].position), default: []].append(batch.slots[slot].id!)
         }
@@ -168,11 +178,19 @@ final class ImportSession {
         for (key, sources) in sourcesByRelationship {
             current[key] = try writer.related(plans[key.entity].mapping.relationships[key.position].name, of: sources)
         }
-        for (index, ids) in resolved {
+        for (index, ids, looked) in resolved {
             let (slot, position, destination) = (batch.links[index].slot, batch.links[index].position, batch.links[index].destination)
             let source = batch.slots[slot].id!
             let plan = plans[batch.slots[slot].entity]
             let relationship = plan.mapping.relationships[position].relationship
+            if let looked {
+                // A to-one link whose current target the lookup read (the inverse is not set in
+                // this batch, so nothing written since has changed it).
+                if ids == (looked.map { [$0] } ?? []) { continue }
+                try writer.setRelated(relationship.name, of: source, to: ids)
+                batch.slots[slot].linksChanged = true
+                continue
+            }
             let before = current[RelationshipKey(plan.ordinal, position)]?[source] ?? []
             let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
             // When both sides of a relationship are set in the same batch, the state read above
@@ -182,6 +200,20 @@ final class ImportSession {
             try writer.setRelated(relationship.name, of: source, to: ids)
             if !same { batch.slots[slot].linksChanged = true }
         }
+    }
+
+    /// The current target (nil: none) of a link's source as the lookup read it, when it did and
+    /// no link written since can have changed it: the source was stored, and the relationship's
+    /// inverse has no links in the batch. Nil when the current target must be read.
+    private func lookedUpTarget(_ link: MappedBatch.PendingLink) -> ObjectID?? {
+        let source = batch.slots[link.slot]
+        guard source.changed != nil, let k = lookedUpLinks[source.entity].firstIndex(of: link.position), k < source.targets.count else {
+            return nil
+        }
+        if let inverse = plans[source.entity].inverses[link.position], pendingRelationships.contains(RelationshipKey(link.destination, inverse)) {
+            return nil
+        }
+        return .some(source.targets[k])
     }
 
     /// The id of a link target, if it has one (stored, or inserted already).

@@ -234,6 +234,12 @@ extension InMemoryStore {
             return many[row] ?? []
         }
 
+        /// The partner of `row` on a to-one side (nil: none).
+        func target(_ row: Int64) -> Int64? {
+            let i = Int(row - 1)
+            return i < one.count && one[i] != 0 ? one[i] : nil
+        }
+
         func isLinked(_ row: Int64) -> Bool {
             if toOne {
                 let i = Int(row - 1)
@@ -374,6 +380,14 @@ extension InMemoryStore {
             let entity = batch.entity
             let table = state.tables[try info(entity).table]
             let positions = try table.positions(of: batch.attributes, entity: entity)
+            let links = try batch.relationships.map { name in
+                let slot = try relationship(entity, name)
+                let side = slot.forward ? state.links[slot.index].forward : state.links[slot.index].backward
+                guard side.toOne else {
+                    throw StoreError(.unsupported, entity: entity, member: name, "a lookup reads to-one relationships only; \(entity).\(name) is to-many")
+                }
+                return (side: side, destination: slot.destination)
+            }
             return batch.identities.indices.map { i in
                 guard let row = table.identityIndex[batch.identities[i]] else { return nil }
                 var changed: [Int] = []
@@ -381,7 +395,8 @@ extension InMemoryStore {
                 where batch.isGiven(row: i, attribute: a) && batch.rows[i][a] != table.value(row, position) {
                     changed.append(a)
                 }
-                return StoredDifference(id: ObjectID(entity: entity, rowID: row), changed: changed)
+                let targets = links.map { link in link.side.target(row).map { ObjectID(entity: link.destination, rowID: $0) } }
+                return StoredDifference(id: ObjectID(entity: entity, rowID: row), changed: changed, targets: targets)
             }
         }
 

@@ -53,9 +53,11 @@ public protocol StoreReader {
     /// order, the stored object's id and its values of `attributes`, or nil. Has a default
     /// implementation over ``objects(_:identities:)``.
     func find(_ entity: String, identities: [IdentityKey], attributes: [String]) throws -> [StoredRow?]
-    /// The import's lookup: for each row of `batch`, in order, the stored object's id and the
-    /// positions of the given values that differ from the stored ones, or nil. Has a default
-    /// implementation over ``find(_:identities:attributes:)``, which defines its effect.
+    /// The import's lookup: for each row of `batch`, in order, the stored object's id, the
+    /// positions of the given values that differ from the stored ones and the current targets of
+    /// the batch's to-one relationships, or nil. Has a default implementation over
+    /// ``find(_:identities:attributes:)`` and ``related(_:of:)``, which defines its effect (a store
+    /// may also throw ``StoreError/Kind/unsupported`` for any to-many relationship).
     func compare(_ batch: LookupBatch) throws -> [StoredDifference?]
 }
 

@@ -124,10 +124,16 @@ public struct StoredRow: Sendable, Hashable {
 /// lookup.append(IdentityKey(.int(2)))   // only the id is wanted
 /// let found = try reader.compare(lookup)   // one entry per identity, nil: not stored
 /// ```
+///
+/// A batch may also name to-one ``relationships``: the store then reports the current target of
+/// each (``StoredDifference/targets``), so that an import can tell an unchanged link without
+/// reading it again with ``StoreReader/related(_:of:)``.
 public struct LookupBatch: Sendable {
     public let entity: String
     /// The attributes the values are of, in order.
     public let attributes: [String]
+    /// To-one relationships of ``entity`` whose current target is reported for each stored object.
+    public let relationships: [String]
     /// The identities to look up, in order (repeats allowed).
     public private(set) var identities: [IdentityKey] = []
     @usableFromInline var rows: [[Value?]] = []
@@ -135,9 +141,10 @@ public struct LookupBatch: Sendable {
     @usableFromInline var given: [UInt64] = []
     @usableFromInline let words: Int
 
-    public init(entity: String, attributes: [String]) {
+    public init(entity: String, attributes: [String], relationships: [String] = []) {
         self.entity = entity
         self.attributes = attributes
+        self.relationships = relationships
         self.words = max(1, (attributes.count + 63) / 64)
     }
 
@@ -201,16 +208,20 @@ public struct LookupBatch: Sendable {
     }
 }
 
-/// One stored object found by ``StoreReader/compare(_:)``: its id and the positions (into the
+/// One stored object found by ``StoreReader/compare(_:)``: its id, the positions (into the
 /// batch's attributes, ascending) of the given values that differ from the stored ones, as `==`
-/// on ``Value`` tells. Empty: nothing the payload gives would change the object.
+/// on ``Value`` tells (empty: nothing the payload gives would change the object), and the current
+/// target of each of the batch's relationships.
 public struct StoredDifference: Sendable, Hashable {
     public var id: ObjectID
     public var changed: [Int]
+    /// The object each of the batch's ``LookupBatch/relationships`` links to, in order (nil: none).
+    public var targets: [ObjectID?]
 
-    public init(id: ObjectID, changed: [Int]) {
+    public init(id: ObjectID, changed: [Int], targets: [ObjectID?] = []) {
         self.id = id
         self.changed = changed
+        self.targets = targets
     }
 }
 
@@ -231,14 +242,41 @@ extension StoreReader {
     /// the given values differ from the stored ones, or nil when nothing is stored under the
     /// identity.
     ///
-    /// This default reads the stored values with ``find(_:identities:attributes:)`` and compares
-    /// them with `==`; a store overrides it to compare without building the stored values.
+    /// This default reads the stored values with ``find(_:identities:attributes:)``, compares
+    /// them with `==`, and reads the relationships' targets with ``related(_:of:)``
+    /// (``currentTargets(_:of:)``); a store overrides it to compare without building the stored
+    /// values.
     public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
         let rows = try find(batch.entity, identities: batch.identities, attributes: batch.attributes)
-        return rows.enumerated().map { i, row in
+        var found = rows.enumerated().map { i, row in
             row.map { row in
                 StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] })
             }
+        }
+        for (r, relationship) in batch.relationships.enumerated() {
+            let targets = try currentTargets(relationship, of: found.map { $0?.id })
+            for i in found.indices where found[i] != nil {
+                if r == 0 { found[i]!.targets = Array(repeating: nil, count: batch.relationships.count) }
+                found[i]!.targets[r] = targets[i]
+            }
+        }
+        return found
+    }
+
+    /// The current target of a to-one relationship for each of `ids`, in order (nil: no id, or
+    /// no target), read with ``related(_:of:)``; throws ``StoreError/Kind/unsupported`` for a
+    /// to-many relationship that links one of them to several objects. For stores that implement
+    /// ``compare(_:)`` and read some relationships another way.
+    public func currentTargets(_ relationship: String, of ids: [ObjectID?]) throws -> [ObjectID?] {
+        var asked = Set<ObjectID>()
+        let related = try related(relationship, of: ids.compactMap { $0 }.filter { asked.insert($0).inserted })
+        return try ids.map { id in
+            guard let id, let targets = related[id] else { return nil }
+            guard targets.count <= 1 else {
+                throw StoreError(.unsupported, entity: id.entity, member: relationship,
+                                 "'\(relationship)' links \(id) to \(targets.count) objects: a lookup reads to-one relationships only")
+            }
+            return targets.first
         }
     }
 }
