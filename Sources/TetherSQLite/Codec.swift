@@ -72,29 +72,37 @@ enum Codec {
     /// `decode(row, i, as: type) == value`, without building the stored value where the column
     /// holds what this codec writes. Two strings with different bytes can still be equal (Unicode
     /// canonical equivalence): bytes that differ outside ASCII are decoded and compared as strings.
-    static func matches(_ row: Row, _ i: Int, _ value: Value?, as type: AttributeType) -> Bool {
+    static func matches(_ row: Row, _ i: Int, _ value: borrowing Value?, as type: AttributeType) -> Bool {
         let stored = row.type(i)
-        guard let value else { return stored == SQLITE_NULL }
-        if stored == SQLITE_NULL { return false }
-        switch (type, value, stored) {
-        case (.string, .string(var string), SQLITE_TEXT):
+        if stored == SQLITE_NULL { return value == nil }
+        switch value {
+        case nil:
+            return false
+        case .string(let string)?:
+            guard case .string = type, stored == SQLITE_TEXT else { break }
             let bytes = row.textBytes(i)
-            let outcome: Bool? = string.withUTF8 { utf8 in
+            let outcome: Bool?? = string.utf8.withContiguousStorageIfAvailable { utf8 in
                 if utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0) {
                     return true
                 }
                 if utf8.allSatisfy({ $0 < 0x80 }) && bytes.allSatisfy({ $0 < 0x80 }) { return false }
                 return nil  // outside ASCII: decided by String equality below
             }
-            if let outcome { return outcome }
-        case (.int16, .int(let v), SQLITE_INTEGER), (.int32, .int(let v), SQLITE_INTEGER), (.int64, .int(let v), SQLITE_INTEGER):
-            return row.int(i) == v
-        case (.double, .double(let v), SQLITE_FLOAT), (.float, .double(let v), SQLITE_FLOAT):
-            return row.double(i) == v
-        case (.bool, .bool(let v), SQLITE_INTEGER):
-            return (row.int(i) != 0) == v
-        case (.date, .date(let v), SQLITE_FLOAT):
-            return row.double(i) == v.timeIntervalSinceReferenceDate
+            if let outcome, let outcome { return outcome }
+        case .int(let v)?:
+            switch type {
+            case .int16, .int32, .int64: if stored == SQLITE_INTEGER { return row.int(i) == v }
+            default: break
+            }
+        case .double(let v)?:
+            switch type {
+            case .double, .float: if stored == SQLITE_FLOAT { return row.double(i) == v }
+            default: break
+            }
+        case .bool(let v)?:
+            if case .bool = type, stored == SQLITE_INTEGER { return (row.int(i) != 0) == v }
+        case .date(let v)?:
+            if case .date = type, stored == SQLITE_FLOAT { return row.double(i) == v.timeIntervalSinceReferenceDate }
         default:
             break
         }

@@ -178,7 +178,9 @@ public final class SQLiteTransaction: StoreWriter {
             // probes touch the same pages); row `i` of `k` holds the key at `order[i]`. Any order
             // gives the same answers.
             var order = Array(start..<(start + count))
-            if identity.count == 1 {
+            if identity.count == 1, let integers = integerKeys(identities, start..<(start + count)) {
+                order = integers.sorted { $0.key < $1.key }.map(\.position)
+            } else if identity.count == 1 {
                 order.sort { a, b in
                     switch (identities[a].single, identities[b].single) {
                     case (.int(let x)?, .int(let y)?): x < y
@@ -206,6 +208,18 @@ public final class SQLiteTransaction: StoreWriter {
             }
             start += count
         }
+    }
+
+    /// The keys at `positions` with their positions, when each is one integer (nil otherwise):
+    /// integers sort without copying a value per comparison.
+    private func integerKeys(_ identities: [IdentityKey], _ positions: Range<Int>) -> [(key: Int64, position: Int)]? {
+        var keys: [(key: Int64, position: Int)] = []
+        keys.reserveCapacity(positions.count)
+        for position in positions {
+            guard case .int(let key)? = identities[position].single else { return nil }
+            keys.append((key, position))
+        }
+        return keys
     }
 
     public func object(_ id: ObjectID) throws -> Object? {

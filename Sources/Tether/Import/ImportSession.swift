@@ -101,8 +101,9 @@ final class ImportSession {
         // Attribute updates of stored objects, once per object, grouped by entity and by the
         // attributes that changed (one update batch each); new objects are gathered by entity.
         var newSlots = [[Int]](repeating: [], count: plans.count)
-        var updates: [UpdateGroup: UpdateBatch] = [:]
-        var updateOrder: [UpdateGroup] = []
+        var updates: [UpdateBatch] = []
+        var groups: [UpdateGroup: Int] = [:]
+        var last: (group: UpdateGroup, index: Int)?  // objects in a row tend to change the same attributes
         for slot in 0..<batch.objectSlots {
             guard let positions = batch.slots[slot].changed else {
                 newSlots[batch.slots[slot].entity].append(slot)
@@ -111,15 +112,22 @@ final class ImportSession {
             guard !positions.isEmpty else { continue }
             let values = batch.slots[slot].values
             let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
-            if updates[group] == nil {
+            let index: Int
+            if let last, last.group == group {
+                index = last.index
+            } else if let known = groups[group] {
+                index = known
+            } else {
                 let plan = plans[group.entity]
-                updates[group] = UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] })
-                updateOrder.append(group)
+                index = updates.count
+                groups[group] = index
+                updates.append(UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] }))
             }
-            updates[group]!.append(batch.slots[slot].id!, positions.lazy.map { values[$0] })
+            last = (group, index)
+            updates[index].append(batch.slots[slot].id!, positions.lazy.map { values[$0] })
             batch.slots[slot].attributesChanged = true
         }
-        for group in updateOrder { try writer.update(updates[group]!) }
+        for update in updates { try writer.update(update) }
 
         // New objects, one batch insert per entity, to-one destinations first: a to-one link
         // whose target already has an id is written with the row (unless the inverse side is also
