@@ -186,24 +186,28 @@ struct Statement {
     func bind(_ index: Int32, _ value: Int64) throws(StoreError) { try check(sqlite3_bind_int64(handle, index, value), index) }
 
     /// Binds an attribute value (already checked to fit `type`) as its column stores it.
-    func bind(_ index: Int32, _ value: Value, as type: AttributeType) throws(StoreError) {
+    func bind(_ index: Int32, _ value: borrowing Value, as type: AttributeType) throws(StoreError) {
+        // Exactly what `Codec.encode` gives, without the intermediate `SQLValue` (or a copy of
+        // the value).
+        if case .transformable = type {
+            try check(bindArgument(Codec.encode(copy value, as: type), to: handle, at: index), index)
+            return
+        }
         let rc: Int32
-        // Exactly what `Codec.encode` gives, without the intermediate `SQLValue`.
-        var isTransformable: Bool { if case .transformable = type { true } else { false } }
-        switch isTransformable ? nil : value {
-        case .string(var v)?:
-            rc = v.withUTF8 { bytes in
+        switch value {
+        case .string(let v):
+            rc = v.utf8.withContiguousStorageIfAvailable { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { text in
                     guard let base = text.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
                     return sqlite3_bind_text(handle, index, base, Int32(text.count), transient)
                 }
-            }
-        case .int(let v)?: rc = sqlite3_bind_int64(handle, index, v)
-        case .bool(let v)?: rc = sqlite3_bind_int64(handle, index, v ? 1 : 0)
-        case .double(let v)?: rc = sqlite3_bind_double(handle, index, v)
-        case .date(let v)?: rc = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
+            } ?? sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), transient)
+        case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .bool(let v): rc = sqlite3_bind_int64(handle, index, v ? 1 : 0)
+        case .double(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .date(let v): rc = sqlite3_bind_double(handle, index, v.timeIntervalSinceReferenceDate)
         default:
-            rc = bindArgument(Codec.encode(value, as: type), to: handle, at: index)
+            rc = bindArgument(Codec.encode(copy value, as: type), to: handle, at: index)
         }
         try check(rc, index)
     }
