@@ -248,17 +248,15 @@ extension StoreReader {
     /// values.
     public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
         let rows = try find(batch.entity, identities: batch.identities, attributes: batch.attributes)
+        let none = [ObjectID?](repeating: nil, count: batch.relationships.count)
         var found = rows.enumerated().map { i, row in
             row.map { row in
-                StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] })
+                StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] }, targets: none)
             }
         }
         for (r, relationship) in batch.relationships.enumerated() {
             let targets = try currentTargets(relationship, of: found.map { $0?.id })
-            for i in found.indices where found[i] != nil {
-                if r == 0 { found[i]!.targets = Array(repeating: nil, count: batch.relationships.count) }
-                found[i]!.targets[r] = targets[i]
-            }
+            for i in found.indices where found[i] != nil { found[i]!.targets[r] = targets[i] }
         }
         return found
     }
