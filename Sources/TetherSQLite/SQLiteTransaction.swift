@@ -137,8 +137,7 @@ public final class SQLiteTransaction: StoreWriter {
             result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed, targets: targets)
         }
         for (r, link) in linkColumns.enumerated() where link.column == nil {
-            let targets = try currentTargets(batch.relationships[r], of: result.map { $0?.id })
-            for i in result.indices where result[i] != nil { result[i]!.targets[r] = targets[i] }
+            try readTargets(ofRelationship: r, in: batch, into: &result)
         }
         return result
     }

@@ -244,7 +244,7 @@ extension StoreReader {
     ///
     /// This default reads the stored values with ``find(_:identities:attributes:)``, compares
     /// them with `==`, and reads the relationships' targets with ``related(_:of:)``
-    /// (``currentTargets(_:of:)``); a store overrides it to compare without building the stored
+    /// (``readTargets(ofRelationship:in:into:)``); a store overrides it to compare without building the stored
     /// values.
     public func compare(_ batch: LookupBatch) throws -> [StoredDifference?] {
         let rows = try find(batch.entity, identities: batch.identities, attributes: batch.attributes)
@@ -254,27 +254,27 @@ extension StoreReader {
                 StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] }, targets: none)
             }
         }
-        for (r, relationship) in batch.relationships.enumerated() {
-            let targets = try currentTargets(relationship, of: found.map { $0?.id })
-            for i in found.indices where found[i] != nil { found[i]!.targets[r] = targets[i] }
-        }
+        for r in batch.relationships.indices { try readTargets(ofRelationship: r, in: batch, into: &found) }
         return found
     }
 
-    /// The current target of a to-one relationship for each of `ids`, in order (nil: no id, or
-    /// no target), read with ``related(_:of:)``; throws ``StoreError/Kind/unsupported`` for a
-    /// to-many relationship that links one of them to several objects. For stores that implement
-    /// ``compare(_:)`` and read some relationships another way.
-    public func currentTargets(_ relationship: String, of ids: [ObjectID?]) throws -> [ObjectID?] {
+    /// Reads the current target of relationship number `r` of `batch` (a to-one relationship)
+    /// for each object in `found` with one ``related(_:of:)`` call, into its `targets[r]` (nil:
+    /// none; each found object's `targets` has one entry per relationship). Throws
+    /// ``StoreError/Kind/unsupported`` for a to-many relationship that links one of them to
+    /// several objects. For stores that implement ``compare(_:)`` and read some relationships
+    /// another way.
+    public func readTargets(ofRelationship r: Int, in batch: LookupBatch, into found: inout [StoredDifference?]) throws {
+        let relationship = batch.relationships[r]
         var asked = Set<ObjectID>()
-        let related = try related(relationship, of: ids.compactMap { $0 }.filter { asked.insert($0).inserted })
-        return try ids.map { id in
-            guard let id, let targets = related[id] else { return nil }
+        let related = try related(relationship, of: found.compactMap { $0?.id }.filter { asked.insert($0).inserted })
+        for i in found.indices {
+            guard let id = found[i]?.id, let targets = related[id] else { continue }
             guard targets.count <= 1 else {
                 throw StoreError(.unsupported, entity: id.entity, member: relationship,
                                  "'\(relationship)' links \(id) to \(targets.count) objects: a lookup reads to-one relationships only")
             }
-            return targets.first
+            found[i]!.targets[r] = targets.first
         }
     }
 }
