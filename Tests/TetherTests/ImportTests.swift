@@ -398,6 +398,41 @@ import Tether
         #expect(result.diagnostics[0].attribute == "repositories")
     }
 
+    // MARK: Repeated objects
+
+    /// An object whose text repeats the last occurrence of the same object is not applied again
+    /// (it would change nothing); one whose text differs is, so the last occurrence still wins.
+    @Test func aRepeatedObjectTakesItsLastOccurrence() async throws {
+        let owner = [#"{"id": 1, "login": "a"}"#, #"{"id": 1, "login": "b"}"#]
+        for order in [[0, 1, 0], [0, 0, 1], [1, 0, 0]] {
+            let text = "[" + order.enumerated().map { #"{"id": \#($0 + 10), "owner": \#(owner[$1])}"# }.joined(separator: ", ") + "]"
+            let client = try makeClient()
+            let result = try await client.import(Data(text.utf8), as: "Repository")
+            #expect(result.inserted.count == 4)
+            let user = try #require(try await client.object("User", identity: .int(1)))
+            #expect(user["login"] == .string(order.last == 0 ? "a" : "b"))
+            #expect(try await client.related("repositories", of: user.id).count == 3)
+        }
+    }
+
+    /// Each occurrence of an object with a rejected value reports it, at its own path.
+    @Test func aRepeatedObjectReportsEachOccurrence() async throws {
+        let text = #"[{"id": 10, "owner": {"id": 1, "age": "old"}}, {"id": 11, "owner": {"id": 1, "age": "old"}}]"#
+        let result = try await makeClient().import(Data(text.utf8), as: "Repository")
+        #expect(result.diagnostics.map(\.path.description) == ["$[0].owner.age", "$[1].owner.age"])
+    }
+
+    /// An object that nests others is applied again at each occurrence: what it nests may have
+    /// changed in between.
+    @Test func aRepeatedObjectWithNestedObjectsIsAppliedAgain() async throws {
+        let owner = #"{"id": 1, "repositories": [{"id": 20, "name": "first"}]}"#
+        let text = #"[{"id": 10, "owner": \#(owner)}, {"id": 20, "name": "second"}, {"id": 11, "owner": \#(owner)}]"#
+        let client = try makeClient()
+        _ = try await client.import(Data(text.utf8), as: "Repository")
+        let repository = try #require(try await client.object("Repository", identity: .int(20)))
+        #expect(repository["name"] == .string("first"))
+    }
+
     // MARK: Results and transactions
 
     @Test func resultClassifiesInsertedUpdatedUnchanged() async throws {

@@ -146,6 +146,9 @@ final class BatchMapper<V: ImportValue> {
     private var path: [JSONPath.Component] = []
     /// The matched members of the objects being applied (a stack: nested objects push theirs).
     private var found: [V?] = []
+    /// By slot: the source text of the object last applied to it, when applying it again would
+    /// change nothing (it reported nothing and named no related objects); nil otherwise.
+    private var lastApplied: [UnsafeBufferPointer<UInt8>?] = []
 
     init(importer: Importer) {
         self.importer = importer
@@ -157,6 +160,8 @@ final class BatchMapper<V: ImportValue> {
     /// the payload, and with `indexed` each element's path adds its index, from `offset`.
     func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
+        lastApplied.removeAll(keepingCapacity: true)
+        defer { lastApplied.removeAll(keepingCapacity: true) }  // it points into the source
         // Room for one object per element of the top-level entity (nested ones grow as needed).
         batch.slots.reserveCapacity(elements.count)
         batch.topLevel.reserveCapacity(elements.count)
@@ -189,6 +194,7 @@ final class BatchMapper<V: ImportValue> {
     /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
     private func apply(_ members: V, _ plan: EntityPlan) throws -> Int? {
         let entity = plan.mapping
+        let diagnosticsBefore = batch.diagnostics.count
         // Match the object's members to the mapping in one walk.
         let base = found.count
         found.append(contentsOf: repeatElement(nil, count: plan.keyTable.count))
@@ -210,6 +216,12 @@ final class BatchMapper<V: ImportValue> {
             }
             if let existing = batch.identityMap[plan.ordinal][key] {
                 slot = existing
+                // The same text as the object last applied to this slot (a nested object many
+                // objects share, as a repository's owner): applying it again would change nothing.
+                if let last = lastApplied[slot], let text = members.sourceText,
+                    last.count == text.count, memcmp(last.baseAddress!, text.baseAddress!, text.count) == 0 {
+                    return slot
+                }
             } else {
                 slot = newSlot(plan)
                 batch.identityMap[plan.ordinal][key] = slot
@@ -245,15 +257,22 @@ final class BatchMapper<V: ImportValue> {
         swap(&values, &batch.slots[slot].values)
         batch.slots[slot].given = given
 
+        var related = false
+        defer {
+            lastApplied[slot] = !related && batch.diagnostics.count == diagnosticsBefore ? members.sourceText : nil
+        }
+
         // Relationships: nested objects first, then id references.
         for (r, relationship) in entity.relationships.enumerated() {
             guard let d = plan.destinations[r] else { continue }
             let destination = plans[d]
             if let nested = value(of: plan.relationshipFields[r], base) {
+                related = true
                 push(relationship.keyPath.components)
                 defer { path.removeLast(relationship.keyPath.components.count) }
                 try applyNested(nested, slot: slot, relationship, r, destination, plan)
             } else if let reference = value(of: plan.foreignKeyFields[r], base) {
+                related = true
                 path.append(.key(relationship.foreignKey))
                 defer { path.removeLast() }
                 try applyReference(reference, slot: slot, relationship, r, destination, plan)
@@ -264,6 +283,7 @@ final class BatchMapper<V: ImportValue> {
 
     private func newSlot(_ plan: EntityPlan) -> Int {
         batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, values: Array(repeating: nil, count: plan.attributeNames.count)))
+        lastApplied.append(nil)
         return batch.slots.count - 1
     }
 

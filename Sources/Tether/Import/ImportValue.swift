@@ -32,6 +32,10 @@ protocol ImportValue {
     /// ``Importer/value(_:for:)`` gives for ``materialize()``; nil means "take the general path".
     /// `iso8601Dates`: the first date format is ISO 8601.
     func directValue(_ kind: DirectKind, iso8601Dates: Bool) -> Value?
+    /// The source text of an object, when it has one, up to the end of its last value (what
+    /// follows is whitespace and closing brackets): two objects with the same text are the same
+    /// object. Valid while the source is (for one batch).
+    var sourceText: UnsafeBufferPointer<UInt8>? { get }
 }
 
 /// How an attribute's values may be converted straight from the source
@@ -64,11 +68,25 @@ extension JSON: ImportValue {
     var elements: [JSON] { arrayValue ?? [] }
     func materialize() -> JSON { self }
     func directValue(_ kind: DirectKind, iso8601Dates: Bool) -> Tether.Value? { nil }
+    var sourceText: UnsafeBufferPointer<UInt8>? { nil }
 }
 
 extension TapeValue: ImportValue {
     var isObject: Bool { kind == .object }
     var isArray: Bool { kind == .array }
+
+    var sourceText: UnsafeBufferPointer<UInt8>? {
+        let object = entries[index]
+        guard object.kind == .object else { return nil }
+        // The last entry inside the object (the object itself when it is empty) and where it ends.
+        let last = entries[Int(object.next) - 1]
+        let end: UInt32 = switch last.kind {
+        case .string: last.start + last.length + 1  // the closing quote
+        case .array, .object: last.start + 1  // an empty container: its opening bracket
+        default: last.start + last.length
+        }
+        return UnsafeBufferPointer(start: bytes + Int(object.start), count: Int(end - object.start))
+    }
 
     @inline(__always)
     func member(_ key: ImportKey) -> TapeValue? {
