@@ -35,7 +35,7 @@ enum Kind: String, CaseIterable, Sendable {
         }
     }
 
-    var isParse: Bool { [.parseSerialization, .parseDecoder, .parseTether, .parseValidate].contains(self) }
+    var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     var isStreaming: Bool { self == .streamMemory || self == .streamSQLite }
 

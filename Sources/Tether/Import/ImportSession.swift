@@ -194,7 +194,7 @@ final class ImportSession {
             if let looked {
                 // A to-one link whose current target the lookup read (the inverse is not set in
                 // this batch, so nothing written since has changed it).
-                if ids == (looked.map { [$0] } ?? []) { continue }
+                if ids.count <= 1 && ids.first == looked { continue }
                 try writer.setRelated(relationship.name, of: source, to: ids)
                 batch.slots[slot].linksChanged = true
                 continue
@@ -214,14 +214,16 @@ final class ImportSession {
     /// no link written since can have changed it: the source was stored, and the relationship's
     /// inverse has no links in the batch. Nil when the current target must be read.
     private func lookedUpTarget(_ link: MappedBatch.PendingLink) -> ObjectID?? {
-        let source = batch.slots[link.slot]
-        guard source.changed != nil, let k = lookedUpLinks[source.entity].firstIndex(of: link.position), k < source.targets.count else {
+        let entity = batch.slots[link.slot].entity
+        guard batch.slots[link.slot].changed != nil, let k = lookedUpLinks[entity].firstIndex(of: link.position),
+            k < batch.slots[link.slot].targets.count
+        else {
             return nil
         }
-        if let inverse = plans[source.entity].inverses[link.position], pendingRelationships.contains(RelationshipKey(link.destination, inverse)) {
+        if let inverse = plans[entity].inverses[link.position], pendingRelationships.contains(RelationshipKey(link.destination, inverse)) {
             return nil
         }
-        return .some(source.targets[k])
+        return .some(batch.slots[link.slot].targets[k])
     }
 
     /// The id of a link target, if it has one (stored, or inserted already).
