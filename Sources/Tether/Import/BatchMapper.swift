@@ -17,9 +17,10 @@ struct MappedBatch: Sendable {
         /// For a stored object, the current target of each of its entity's
         /// ``EntityPlan/lookupLinks`` the lookup read, in order (nil: none).
         var targets: [ObjectID?] = []
-        /// The values the payload gives, by attribute position (the last occurrence of each key
-        /// wins; nil for null or not given).
-        var values: [Value?]
+        /// Where the slot's values begin in ``MappedBatch/values`` (-1: none, a slot the lookup
+        /// added): one per attribute, by position (the last occurrence of each key wins; nil for
+        /// null or not given).
+        let start: Int
         /// The positions of `values` the payload gave, a value or null; a stored object keeps
         /// its stored values of the others.
         var given = PositionSet()
@@ -81,6 +82,9 @@ struct MappedBatch: Sendable {
     }
 
     var slots: [Slot] = []
+    /// The values of every slot, a run per slot (``Slot/start``): one array per batch, which the
+    /// lookups and inserts share, rather than one per object.
+    var values: [Value?] = []
     /// entity ordinal -> identity -> slot
     var identityMap: [[IdentityKey: Int]]
     /// entity ordinal -> identities named by an id only (`owner_id`, `label_ids`), while mapping.
@@ -164,6 +168,7 @@ final class BatchMapper<V: ImportValue> {
         defer { lastApplied.removeAll(keepingCapacity: true) }  // it points into the source
         // Room for one object per element of the top-level entity (nested ones grow as needed).
         batch.slots.reserveCapacity(elements.count)
+        batch.values.reserveCapacity(elements.count * entity.attributeNames.count)
         batch.topLevel.reserveCapacity(elements.count)
         batch.identityMap[entity.ordinal].reserveCapacity(elements.count)
         batch.lookups[entity.ordinal].reserveCapacity(elements.count)
@@ -231,20 +236,18 @@ final class BatchMapper<V: ImportValue> {
         }
 
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
-        // The slot's values are moved out while they change, so they are changed in place.
-        var values: [Value?] = []
-        swap(&values, &batch.slots[slot].values)
+        let start = batch.slots[slot].start
         var given = batch.slots[slot].given
         for position in plan.attributeFields.indices {
             guard let json = value(of: plan.attributeFields[position], base) else { continue }
             if json.isNull {
-                values[position] = nil
+                batch.values[start + position] = nil
                 given.insert(position)
                 continue
             }
             switch importer.value(json, plan.directKinds[position], for: entity.attributes[position].attribute) {
             case .success(let value):
-                values[position] = value
+                batch.values[start + position] = value
                 given.insert(position)
             case .failure(let rejection):
                 let attribute = entity.attributes[position]
@@ -254,7 +257,6 @@ final class BatchMapper<V: ImportValue> {
             }
         }
         // Back before the relationships: a nested object may be this one again.
-        swap(&values, &batch.slots[slot].values)
         batch.slots[slot].given = given
 
         var related = false
@@ -282,7 +284,8 @@ final class BatchMapper<V: ImportValue> {
     }
 
     private func newSlot(_ plan: EntityPlan) -> Int {
-        batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, values: Array(repeating: nil, count: plan.attributeNames.count)))
+        batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, start: batch.values.count))
+        batch.values.append(contentsOf: repeatElement(nil, count: plan.attributeNames.count))
         lastApplied.append(nil)
         return batch.slots.count - 1
     }

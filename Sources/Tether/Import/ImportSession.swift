@@ -70,11 +70,11 @@ final class ImportSession {
             let ordinal = plan.ordinal
             lookedUpLinks[ordinal] = plan.lookupLinks.filter { pendingRelationships.contains(RelationshipKey(ordinal, $0)) }
             var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames,
-                                     relationships: lookedUpLinks[ordinal].map { plan.mapping.relationships[$0].name })
+                                     relationships: lookedUpLinks[ordinal].map { plan.mapping.relationships[$0].name }, sharing: batch.values)
             lookup.reserveCapacity(batch.lookups[ordinal].count)
             for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
                 if slot >= 0 {
-                    lookup.append(key, row: batch.slots[slot].values, given: batch.slots[slot].given)
+                    lookup.append(key, rowAt: batch.slots[slot].start, given: batch.slots[slot].given)
                 } else {
                     lookup.append(key)
                 }
@@ -88,7 +88,7 @@ final class ImportSession {
                     batch.slots[slot].changed = difference.changed
                     batch.slots[slot].targets = difference.targets
                 } else {
-                    batch.slots.append(MappedBatch.Slot(entity: ordinal, id: difference.id, changed: [], values: []))
+                    batch.slots.append(MappedBatch.Slot(entity: ordinal, id: difference.id, changed: [], start: -1))
                     batch.identityMap[ordinal][batch.lookups[ordinal][i]] = batch.slots.count - 1
                 }
             }
@@ -104,13 +104,14 @@ final class ImportSession {
         var updates: [UpdateBatch] = []
         var groups: [UpdateGroup: Int] = [:]
         var last: (group: UpdateGroup, index: Int)?  // objects in a row tend to change the same attributes
+        let values = batch.values
         for slot in 0..<batch.objectSlots {
             guard let positions = batch.slots[slot].changed else {
                 newSlots[batch.slots[slot].entity].append(slot)
                 continue
             }
             guard !positions.isEmpty else { continue }
-            let values = batch.slots[slot].values
+            let start = batch.slots[slot].start
             let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
             let index: Int
             if let last, last.group == group {
@@ -124,7 +125,7 @@ final class ImportSession {
                 updates.append(UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] }))
             }
             last = (group, index)
-            updates[index].append(batch.slots[slot].id!, positions.lazy.map { values[$0] })
+            updates[index].append(batch.slots[slot].id!, positions.lazy.map { values[start + $0] })
             batch.slots[slot].attributesChanged = true
         }
         for update in updates { try writer.update(update) }
@@ -140,7 +141,7 @@ final class ImportSession {
                 return !pendingRelationships.contains(RelationshipKey(destination, inverse))
             }
             var insert = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
-                                     relationships: relationships.map { plan.mapping.relationships[$0].name })
+                                     relationships: relationships.map { plan.mapping.relationships[$0].name }, sharing: batch.values)
             insert.reserveCapacity(newSlots[ordinal].count)
             var targets = [ObjectID?](repeating: nil, count: relationships.count)
             for slot in newSlots[ordinal] {
@@ -157,7 +158,7 @@ final class ImportSession {
                         linkedOnInsert[index] = true  // an id naming nothing stored is ignored
                     }
                 }
-                insert.append(row: batch.slots[slot].values, targets: targets)
+                insert.append(rowAt: batch.slots[slot].start, targets: targets)
             }
             let ids = try writer.insert(insert)
             for (slot, id) in zip(newSlots[ordinal], ids) {

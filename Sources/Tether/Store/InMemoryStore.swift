@@ -392,7 +392,7 @@ extension InMemoryStore {
                 guard let row = table.identityIndex[batch.identities[i]] else { return nil }
                 var changed: [Int] = []
                 for (a, position) in positions.enumerated()
-                where batch.isGiven(row: i, attribute: a) && batch.rows[i][a] != table.value(row, position) {
+                where batch.isGiven(row: i, attribute: a) && batch.storage[batch.starts[i] + a] != table.value(row, position) {
                     changed.append(a)
                 }
                 let targets = links.map { link in link.side.target(row).map { ObjectID(entity: link.destination, rowID: $0) } }
@@ -463,7 +463,9 @@ extension InMemoryStore {
 
         /// Appends `count` rows to the entity's table, `row(i, table)` giving row `i`'s values by
         /// position (checked already); returns their row ids.
-        private func insertRows(_ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> [Value?]) throws -> Range<Int64> {
+        private func insertRows<Row: RandomAccessCollection<Value?>>(
+            _ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> Row
+        ) throws -> Range<Int64> where Row.Index == Int {
             let entity = info.entity.name
             // The table is moved out while rows are appended, so that it is changed in place.
             var table = Table()
@@ -472,7 +474,7 @@ extension InMemoryStore {
             let first = Int64(table.rowCount + 1)
             for i in 0..<count {
                 let values = try row(i, table)
-                let key = table.identityKey { values[$0] }
+                let key = table.identityKey { values[values.startIndex + $0] }
                 if let key, table.identityIndex[key] != nil {
                     throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
                 }
@@ -499,14 +501,14 @@ extension InMemoryStore {
             }
             let inOrder = columns == Array(0..<state.tables[info.table].width)
             let rows = try insertRows(info, count: batch.count) { i, table in
-                let row = batch.rows[i]
+                let row = batch.positionalValues(row: i)
                 for (a, type) in types.enumerated() {
-                    if let value = row[a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
+                    if let value = row[row.startIndex + a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }
                 }
-                if inOrder { return row }  // shared with the batch, not copied
+                if inOrder { return row }  // a slice of the batch's values, not a copy
                 var ordered = [Value?](repeating: nil, count: table.width)
-                for (a, position) in columns.enumerated() { ordered[position] = row[a] }
-                return ordered
+                for (a, position) in columns.enumerated() { ordered[position] = row[row.startIndex + a] }
+                return ordered[...]
             }
             let ids = rows.map { ObjectID(entity: entity, rowID: $0) }
             for (r, slot) in relationships.enumerated() {

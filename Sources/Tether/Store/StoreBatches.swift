@@ -1,8 +1,9 @@
 /// New objects of one entity, inserted together by ``StoreWriter/insert(_:)``: the
 /// import's write path.
 ///
-/// Values are given by position, in the order of ``attributes``: a row is an array of values, and
-/// the import hands over the arrays it already has (sharing them, not copying their values). Each
+/// Values are given by position, in the order of ``attributes``: a row is a run of values (the
+/// import's batches share the one array that holds all of a mapped batch's values, rather than
+/// copying them). Each
 /// row may also name the target of each of ``relationships`` (to-one relationships of the entity),
 /// so that a store that keeps a to-one link as a column writes it with the row.
 ///
@@ -18,8 +19,12 @@ public struct InsertBatch: Sendable {
     /// To-one relationships of ``entity`` that each row links on insert (a nil target: no link).
     public let relationships: [String]
     /// The number of rows.
-    public var count: Int { rows.count }
-    @usableFromInline var rows: [[Value?]] = []
+    public var count: Int { starts.count }
+    /// The rows' values, each row's in a run of `attributes.count`; an import shares its own
+    /// batch's storage, whose runs are in some other order and may hold other entities' values.
+    @usableFromInline var storage: [Value?] = []
+    /// Row -> the index of its first value in `storage`.
+    @usableFromInline var starts: [Int] = []
     @usableFromInline var targets: [ObjectID?] = []
 
     public init(entity: String, attributes: [String], relationships: [String] = []) {
@@ -28,9 +33,15 @@ public struct InsertBatch: Sendable {
         self.relationships = relationships
     }
 
+    /// A batch whose rows are runs of `storage`, appended with ``append(rowAt:targets:)``.
+    init(entity: String, attributes: [String], relationships: [String], sharing storage: [Value?]) {
+        self.init(entity: entity, attributes: attributes, relationships: relationships)
+        self.storage = storage
+    }
+
     /// Reserves room for `rows` rows.
     public mutating func reserveCapacity(_ rows: Int) {
-        self.rows.reserveCapacity(rows)
+        starts.reserveCapacity(rows)
         targets.reserveCapacity(rows * relationships.count)
     }
 
@@ -38,21 +49,27 @@ public struct InsertBatch: Sendable {
     public mutating func append(_ values: some Collection<Value?>, targets: some Collection<ObjectID?> = [ObjectID?]()) {
         precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
         precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
-        rows.append(Array(values))
+        starts.append(storage.count)
+        storage.append(contentsOf: values)
         self.targets.append(contentsOf: targets)
     }
 
-    /// Appends a row like ``append(_:targets:)``, sharing the array rather than copying its values.
-    mutating func append(row: [Value?], targets: [ObjectID?]) {
-        precondition(row.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(row.count)")
+    /// Appends a row like ``append(_:targets:)`` whose values are the run of the shared storage
+    /// that begins at `start`, without copying them.
+    mutating func append(rowAt start: Int, targets: [ObjectID?]) {
+        precondition(start >= 0 && start + attributes.count <= storage.count, "a row of \(entity) needs \(attributes.count) values")
         precondition(targets.count == relationships.count, "a row of \(entity) needs \(relationships.count) targets, got \(targets.count)")
-        rows.append(row)
+        starts.append(start)
         self.targets.append(contentsOf: targets)
     }
+
+    /// The values of row `row` by position, in the order of ``attributes`` (a slice: its indices
+    /// begin at its `startIndex`, not at 0).
+    func positionalValues(row: Int) -> ArraySlice<Value?> { storage[starts[row]..<starts[row] + attributes.count] }
 
     /// The value of attribute number `attribute` in row `row`.
     @inlinable
-    public func value(row: Int, attribute: Int) -> Value? { rows[row][attribute] }
+    public func value(row: Int, attribute: Int) -> Value? { storage[starts[row] + attribute] }
 
     /// The target of relationship number `relationship` in row `row`.
     @inlinable
@@ -115,8 +132,8 @@ public struct StoredRow: Sendable, Hashable {
 /// the stored ones, without handing the stored values over.
 ///
 /// A row's values are by position, in the order of ``attributes``; only the positions the row
-/// marks as given are compared (the payload left the others out). Like ``InsertBatch``, the batch
-/// shares the arrays it is given rather than copying their values.
+/// marks as given are compared (the payload left the others out). Like ``InsertBatch``, an import's
+/// lookup shares the array of its mapped batch's values rather than copying them.
 ///
 /// ```swift
 /// var lookup = LookupBatch(entity: "Repository", attributes: ["id", "name", "stars"])
@@ -136,7 +153,10 @@ public struct LookupBatch: Sendable {
     public let relationships: [String]
     /// The identities to look up, in order (repeats allowed).
     public private(set) var identities: [IdentityKey] = []
-    @usableFromInline var rows: [[Value?]] = []
+    /// The rows' values, each row's in a run of `attributes.count` (see ``InsertBatch``).
+    @usableFromInline var storage: [Value?] = []
+    /// Row -> the index of its first value in `storage` (-1: a row that gives no values).
+    @usableFromInline var starts: [Int] = []
     /// `words` bits per row: bit `a` set when attribute `a` is given.
     @usableFromInline var given: [UInt64] = []
     @usableFromInline let words: Int
@@ -148,13 +168,19 @@ public struct LookupBatch: Sendable {
         self.words = max(1, (attributes.count + 63) / 64)
     }
 
+    /// A batch whose rows are runs of `storage`, appended with ``append(_:rowAt:given:)``.
+    init(entity: String, attributes: [String], relationships: [String], sharing storage: [Value?]) {
+        self.init(entity: entity, attributes: attributes, relationships: relationships)
+        self.storage = storage
+    }
+
     /// The number of rows.
     public var count: Int { identities.count }
 
     /// Reserves room for `rows` rows.
     public mutating func reserveCapacity(_ rows: Int) {
         identities.reserveCapacity(rows)
-        self.rows.reserveCapacity(rows)
+        starts.reserveCapacity(rows)
         given.reserveCapacity(rows * words)
     }
 
@@ -169,24 +195,26 @@ public struct LookupBatch: Sendable {
             given[base + position / 64] |= 1 << UInt64(position % 64)
         }
         identities.append(identity)
-        rows.append(values)
+        starts.append(storage.count)
+        storage.append(contentsOf: values)
     }
 
-    /// Appends a row like ``append(_:values:given:)``, sharing the array and taking the given
-    /// positions as the import keeps them.
-    mutating func append(_ identity: IdentityKey, row: [Value?], given positions: PositionSet) {
-        precondition(row.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(row.count)")
+    /// Appends a row like ``append(_:values:given:)`` whose values are the run of the shared
+    /// storage that begins at `start`, without copying them, taking the given positions as the
+    /// import keeps them.
+    mutating func append(_ identity: IdentityKey, rowAt start: Int, given positions: PositionSet) {
+        precondition(start >= 0 && start + attributes.count <= storage.count, "a row of \(entity) needs \(attributes.count) values")
         let (low, high) = positions.words
         given.append(low)
         for word in 1..<words { given.append(word - 1 < high.count ? high[word - 1] : 0) }
         identities.append(identity)
-        rows.append(row)
+        starts.append(start)
     }
 
     /// Appends a row that gives no values: only whether the identity is stored, and its id, is wanted.
     public mutating func append(_ identity: IdentityKey) {
         identities.append(identity)
-        rows.append([])
+        starts.append(-1)
         given.append(contentsOf: repeatElement(0, count: words))
     }
 
@@ -199,7 +227,7 @@ public struct LookupBatch: Sendable {
     /// The value (nil: null) row `row` gives for attribute number `attribute`; nil when not given.
     @inlinable
     public func value(row: Int, attribute: Int) -> Value? {
-        isGiven(row: row, attribute: attribute) ? rows[row][attribute] : nil
+        isGiven(row: row, attribute: attribute) ? storage[starts[row] + attribute] : nil
     }
 
     /// The positions row `row` gives, ascending.
@@ -251,7 +279,7 @@ extension StoreReader {
         let none = [ObjectID?](repeating: nil, count: batch.relationships.count)
         var found = rows.enumerated().map { i, row in
             row.map { row in
-                StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.rows[i][$0] != row.values[$0] }, targets: none)
+                StoredDifference(id: row.id, changed: batch.givenPositions(row: i).filter { batch.value(row: i, attribute: $0) != row.values[$0] }, targets: none)
             }
         }
         for r in batch.relationships.indices { try readTargets(ofRelationship: r, in: batch, into: &found) }
