@@ -433,6 +433,52 @@ import Tether
         #expect(repository["name"] == .string("first"))
     }
 
+    /// A nested object whose text is that of its last occurrence in an earlier batch is not
+    /// looked up again: the session remembers its id, and applying it would change nothing.
+    @Test func aNestedObjectRepeatedInALaterBatchIsNotLookedUpAgain() async throws {
+        let store = CountingStore()
+        let client = try makeClient(store, options: ImportOptions(batchSize: 4))  // batches of 1, 2, 4, 4, 1
+        func payload(_ logins: [String]) -> Data {
+            Data(("[" + logins.enumerated().map { #"{"id": \#($0 + 10), "owner": {"id": 1, "login": "\#($1)"}}"# }
+                .joined(separator: ", ") + "]").utf8)
+        }
+        func userLookups() -> Int { store.counts.identitiesByEntity.withLock { $0.removeValue(forKey: "User") ?? 0 } }
+        func login() async throws -> Value? {
+            defer { _ = userLookups() }  // not the import's
+            return try await client.object("User", identity: .int(1))?["login"]
+        }
+        let same = payload(Array(repeating: "a", count: 12))
+        let first = try await client.import(same, as: "Repository")
+        #expect(first.inserted.count == 13)
+        #expect(userLookups() == 1)
+        let again = try await client.import(same, as: "Repository")
+        #expect(again.unchanged.count == 13)
+        #expect(userLookups() == 1)
+        // Changed from the third batch on: looked up in the batch where it differs from the batch
+        // before, and no more.
+        let changed = try await client.import(payload(Array(repeating: "a", count: 3) + Array(repeating: "b", count: 9)), as: "Repository")
+        #expect(changed.updated.count == 1)
+        #expect(userLookups() == 2)
+        #expect(try await login() == .string("b"))
+        // Back to "a" in the first batch; in the second, "a" again and then "b": the last wins.
+        let mixed = try await client.import(payload(["a", "a", "b"]), as: "Repository")
+        #expect(mixed.updated.count == 1)
+        #expect(userLookups() == 2)
+        #expect(try await login() == .string("b"))
+    }
+
+    /// An object whose last occurrence in an earlier batch was not nested (or cannot be skipped)
+    /// is looked up and applied again, even when its text is that of an occurrence before that.
+    @Test func anObjectLastSeenAtTheTopLevelIsAppliedAgain() async throws {
+        let nested = #"{"id": 20, "name": "first"}"#
+        let text = #"[{"id": 10, "owner": {"id": 1, "repositories": [\#(nested)]}}, {"id": 20, "name": "second"}, "#
+            + #"{"id": 11, "owner": {"id": 2, "repositories": [\#(nested)]}}]"#
+        let client = try makeClient(options: ImportOptions(batchSize: 1))
+        _ = try await client.import(Data(text.utf8), as: "Repository")
+        let repository = try #require(try await client.object("Repository", identity: .int(20)))
+        #expect(repository["name"] == .string("first"))
+    }
+
     // MARK: Results and transactions
 
     @Test func resultClassifiesInsertedUpdatedUnchanged() async throws {

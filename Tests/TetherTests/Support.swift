@@ -23,6 +23,8 @@ final class CountingStore: Store {
     final class Counts: Sendable {
         let lookups = Atomic(0)
         let lookupsByEntity = Mutex<[String: Int]>([:])
+        /// The identities looked up, by entity.
+        let identitiesByEntity = Mutex<[String: Int]>([:])
         let relatedReads = Atomic(0)
         let writes = Atomic(0)
     }
@@ -50,6 +52,7 @@ final class CountingStore: Store {
         func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] {
             counts.lookups.add(1, ordering: .relaxed)
             counts.lookupsByEntity.withLock { $0[entity, default: 0] += 1 }
+            counts.identitiesByEntity.withLock { $0[entity, default: 0] += identities.count }
             return try base.objects(entity, identities: identities)
         }
         func object(_ id: ObjectID) throws -> Object? { try base.object(id) }

@@ -27,7 +27,19 @@ struct MappedBatch: Sendable {
         var attributesChanged = false
         var linksChanged = false
         var inserted = false
+        /// A nested object whose text the mapper remembers for the import's later batches (its
+        /// last occurrence in the batch named no related objects and reported nothing): the
+        /// session remembers its id.
+        var remembered = false
+        /// A nested object each of whose occurrences in the batch has the text of its last
+        /// occurrence in an earlier batch: applying it changes nothing, so the session need not
+        /// look it up when it remembers the id.
+        var repeatsEarlierBatch = false
     }
+
+    /// The most objects of one entity whose text the mapper, and whose id the session, remember
+    /// across batches (``Slot/remembered``); past it, they start again from none.
+    static let rememberedLimit = 1 << 17
 
     enum LinkTarget: Sendable {
         case slot(Int)
@@ -153,11 +165,18 @@ final class BatchMapper<V: ImportValue> {
     /// By slot: the source text of the object last applied to it, when applying it again would
     /// change nothing (it reported nothing and named no related objects); nil otherwise.
     private var lastApplied: [UnsafeBufferPointer<UInt8>?] = []
+    /// By slot: whether the object occurs nested in another.
+    private var nested: [Bool] = []
+    /// By entity ordinal: the hash of the source text of each nested object last applied in an
+    /// earlier batch of the import, when applying it again would change nothing (as
+    /// ``lastApplied``). A keyed hash (``Hasher``), so that a payload cannot be made to collide.
+    private var earlierTexts: [[IdentityKey: Int]]
 
     init(importer: Importer) {
         self.importer = importer
         self.plans = importer.plans
         self.batch = MappedBatch(entities: importer.plans.count)
+        self.earlierTexts = Array(repeating: [:], count: importer.plans.count)
     }
 
     /// Maps `elements`, the top-level objects of a batch (entity `entity`): `base` is the path of
@@ -165,6 +184,7 @@ final class BatchMapper<V: ImportValue> {
     func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
         lastApplied.removeAll(keepingCapacity: true)
+        nested.removeAll(keepingCapacity: true)
         defer { lastApplied.removeAll(keepingCapacity: true) }  // it points into the source
         // Room for one object per element of the top-level entity (nested ones grow as needed).
         batch.slots.reserveCapacity(elements.count)
@@ -178,11 +198,12 @@ final class BatchMapper<V: ImportValue> {
             path.append(contentsOf: base)
             if indexed { path.append(.index(offset + i)) }
             if element.isObject {
-                if let slot = try apply(element, entity) { batch.topLevel.append(slot) }
+                if let slot = try apply(element, entity, nested: false) { batch.topLevel.append(slot) }
             } else if !element.isNull {  // null entries are ignored
                 throw ImportError(path: JSONPath(path), entity: entity.name, message: "expected an object, found \(element.typeName)")
             }
         }
+        rememberTexts()
         for ordinal in plans.indices {
             for key in batch.references[ordinal] where batch.identityMap[ordinal][key] == nil {
                 batch.lookups[ordinal].append(key)
@@ -196,8 +217,33 @@ final class BatchMapper<V: ImportValue> {
         return mapped
     }
 
+    /// Remembers the text of each nested object of the batch for the next ones (``earlierTexts``)
+    /// and marks its slot ``MappedBatch/Slot/remembered``; forgets any other object of the batch
+    /// (its last occurrence was not nested, or cannot be skipped).
+    private func rememberTexts() {
+        for ordinal in plans.indices {
+            let forgetting = !earlierTexts[ordinal].isEmpty
+            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
+                if nested[slot], let text = lastApplied[slot] {
+                    batch.slots[slot].remembered = true
+                    // Otherwise it is the text remembered already.
+                    if !batch.slots[slot].repeatsEarlierBatch { earlierTexts[ordinal][key] = Self.hash(text) }
+                } else if forgetting {
+                    earlierTexts[ordinal].removeValue(forKey: key)
+                }
+            }
+            if earlierTexts[ordinal].count > MappedBatch.rememberedLimit { earlierTexts[ordinal].removeAll() }
+        }
+    }
+
+    private static func hash(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(text))
+        return hasher.finalize()
+    }
+
     /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
-    private func apply(_ members: V, _ plan: EntityPlan) throws -> Int? {
+    private func apply(_ members: V, _ plan: EntityPlan, nested isNested: Bool) throws -> Int? {
         let entity = plan.mapping
         let diagnosticsBefore = batch.diagnostics.count
         // Match the object's members to the mapping in one walk.
@@ -227,11 +273,20 @@ final class BatchMapper<V: ImportValue> {
                     last.count == text.count, memcmp(last.baseAddress!, text.baseAddress!, text.count) == 0 {
                     return slot
                 }
+                batch.slots[slot].repeatsEarlierBatch = false
+                if isNested { nested[slot] = true }
             } else {
                 slot = newSlot(plan)
                 batch.identityMap[plan.ordinal][key] = slot
                 batch.lookups[plan.ordinal].append(key)
                 batch.lookupSlots[plan.ordinal].append(slot)
+                if isNested {
+                    nested[slot] = true
+                    // The same text as the object's last occurrence in an earlier batch.
+                    if let earlier = earlierTexts[plan.ordinal][key], let text = members.sourceText, Self.hash(text) == earlier {
+                        batch.slots[slot].repeatsEarlierBatch = true
+                    }
+                }
             }
         }
 
@@ -262,6 +317,7 @@ final class BatchMapper<V: ImportValue> {
         var related = false
         defer {
             lastApplied[slot] = !related && batch.diagnostics.count == diagnosticsBefore ? members.sourceText : nil
+            if lastApplied[slot] == nil { batch.slots[slot].repeatsEarlierBatch = false }
         }
 
         // Relationships: nested objects first, then id references.
@@ -287,6 +343,7 @@ final class BatchMapper<V: ImportValue> {
         batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, start: batch.values.count))
         batch.values.append(contentsOf: repeatElement(nil, count: plan.attributeNames.count))
         lastApplied.append(nil)
+        nested.append(false)
         return batch.slots.count - 1
     }
 
@@ -313,7 +370,7 @@ final class BatchMapper<V: ImportValue> {
         if nested.isNull {
             setLink(slot, relationship, position, destination, .init([]), byReference: false)
         } else if nested.isObject && !toMany {
-            if let childSlot = try apply(nested, destination) {
+            if let childSlot = try apply(nested, destination, nested: true) {
                 setLink(slot, relationship, position, destination, .init(.slot(childSlot)), byReference: false)
             }
         } else if nested.isArray && toMany {
@@ -325,7 +382,7 @@ final class BatchMapper<V: ImportValue> {
                 if element.isNull {
                     continue
                 } else if element.isObject {
-                    if let childSlot = try apply(element, destination) { targets.append(.slot(childSlot)) }
+                    if let childSlot = try apply(element, destination, nested: true) { targets.append(.slot(childSlot)) }
                 } else {
                     if let key = referenceKey(element, destination) {
                         targets.append(.identity(key))

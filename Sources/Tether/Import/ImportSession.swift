@@ -23,6 +23,10 @@ final class ImportSession {
     private var order = ObjectIDList()
     private var topLevel = ObjectIDList()
     private var diagnostics: [ImportDiagnostic] = []
+    /// By entity ordinal: the row ids of the objects the mapper remembers
+    /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
+    /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
+    private var rememberedRows: [[IdentityKey: Int64]]
 
     // For the batch being written.
     /// The relationships (by source entity and position) with links in the batch.
@@ -37,6 +41,7 @@ final class ImportSession {
         self.plans = importer.plans
         self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
         self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
+        self.rememberedRows = Array(repeating: [:], count: importer.plans.count)
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -55,6 +60,7 @@ final class ImportSession {
         try resolve()
         try writeBatch()
         recordBatch()
+        rememberRows()
     }
 
     // MARK: Resolve and compare
@@ -72,15 +78,25 @@ final class ImportSession {
             var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames,
                                      relationships: lookedUpLinks[ordinal].map { plan.mapping.relationships[$0].name }, sharing: batch.values)
             lookup.reserveCapacity(batch.lookups[ordinal].count)
-            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
+            var asked: [Int] = []  // the lookup's rows: indices into the batch's lookups
+            asked.reserveCapacity(batch.lookups[ordinal].count)
+            for (i, (key, slot)) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]).enumerated() {
                 if slot >= 0 {
+                    // An unchanged repeat of an object an earlier batch stored.
+                    if batch.slots[slot].repeatsEarlierBatch, let row = rememberedRows[ordinal][key] {
+                        batch.slots[slot].id = ObjectID(entity: plan.name, rowID: row)
+                        batch.slots[slot].changed = []
+                        continue
+                    }
                     lookup.append(key, rowAt: batch.slots[slot].start, given: batch.slots[slot].given)
                 } else {
                     lookup.append(key)
                 }
+                asked.append(i)
             }
+            guard lookup.count > 0 else { continue }
             let found = try writer.compare(lookup)
-            for (i, difference) in found.enumerated() {
+            for (i, difference) in zip(asked, found) {
                 guard let difference else { continue }
                 let slot = batch.lookupSlots[ordinal][i]
                 if slot >= 0 {
@@ -253,6 +269,17 @@ final class ImportSession {
     }
 
     // MARK: Record
+
+    /// Remembers the row ids of the batch's remembered objects, up to
+    /// ``MappedBatch/rememberedLimit`` per entity (then starts again from none).
+    private func rememberRows() {
+        for ordinal in plans.indices {
+            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) where slot >= 0 && batch.slots[slot].remembered {
+                if let id = batch.slots[slot].id { rememberedRows[ordinal][key] = id.rowID }
+            }
+            if rememberedRows[ordinal].count > MappedBatch.rememberedLimit { rememberedRows[ordinal].removeAll() }
+        }
+    }
 
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.
     private func recordBatch() {
