@@ -87,10 +87,12 @@ struct MappedBatch: Sendable {
         }
     }
 
-    struct LinkKey: Hashable, Sendable {
-        let slot: Int
-        /// The relationship's position in its entity's mapping.
-        let relationship: Int
+    /// The key of ``linkIndex`` for the link of `slot` through a relationship (its position in
+    /// the slot's entity's mapping): one integer, which a dictionary hashes faster than a pair.
+    @inline(__always)
+    static func linkKey(slot: Int, relationship: Int) -> Int {
+        assert(relationship < 1 << 20, "too many relationships")
+        return slot << 20 | relationship
     }
 
     var slots: [Slot] = []
@@ -98,7 +100,7 @@ struct MappedBatch: Sendable {
     /// lookups and inserts share, rather than one per object.
     var values: [Value?] = []
     /// entity ordinal -> identity -> slot
-    var identityMap: [[IdentityKey: Int]]
+    var identityMap: [IdentityMap<Int>]
     /// entity ordinal -> identities named by an id only (`owner_id`, `label_ids`), while mapping.
     var references: [Set<IdentityKey>]
     /// entity ordinal -> the identities to look up in the store: every slot's, then those named
@@ -112,11 +114,12 @@ struct MappedBatch: Sendable {
     /// The slots of the top-level objects, in payload order.
     var topLevel: [Int] = []
     var links: [PendingLink] = []
-    var linkIndex: [LinkKey: Int] = [:]
+    /// ``linkKey(slot:relationship:)`` -> index in ``links``.
+    var linkIndex: [Int: Int] = [:]
     var diagnostics: [ImportDiagnostic] = []
 
     init(entities: Int) {
-        identityMap = Array(repeating: [:], count: entities)
+        identityMap = Array(repeating: IdentityMap(), count: entities)
         references = Array(repeating: [], count: entities)
         lookups = Array(repeating: [], count: entities)
         lookupSlots = Array(repeating: [], count: entities)
@@ -155,7 +158,7 @@ struct PositionSet: Sendable {
 /// its links, nested objects included. A repeated object lands in the same slot, so the last
 /// occurrence of each key wins. It reads nothing from the store, so the next batch can be mapped
 /// while the last one is written (see ``Importer``).
-final class BatchMapper<V: ImportValue> {
+struct BatchMapper<V: ImportValue> {
     private let importer: Importer
     private let plans: [EntityPlan]
     private var batch: MappedBatch
@@ -170,18 +173,18 @@ final class BatchMapper<V: ImportValue> {
     /// By entity ordinal: the hash of the source text of each nested object last applied in an
     /// earlier batch of the import, when applying it again would change nothing (as
     /// ``lastApplied``). A keyed hash (``Hasher``), so that a payload cannot be made to collide.
-    private var earlierTexts: [[IdentityKey: Int]]
+    private var earlierTexts: [IdentityMap<Int>]
 
     init(importer: Importer) {
         self.importer = importer
         self.plans = importer.plans
         self.batch = MappedBatch(entities: importer.plans.count)
-        self.earlierTexts = Array(repeating: [:], count: importer.plans.count)
+        self.earlierTexts = Array(repeating: IdentityMap(), count: importer.plans.count)
     }
 
     /// Maps `elements`, the top-level objects of a batch (entity `entity`): `base` is the path of
     /// the payload, and with `indexed` each element's path adds its index, from `offset`.
-    func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
+    mutating func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
         lastApplied.removeAll(keepingCapacity: true)
         nested.removeAll(keepingCapacity: true)
@@ -190,7 +193,7 @@ final class BatchMapper<V: ImportValue> {
         batch.slots.reserveCapacity(elements.count)
         batch.values.reserveCapacity(elements.count * entity.attributeNames.count)
         batch.topLevel.reserveCapacity(elements.count)
-        batch.identityMap[entity.ordinal].reserveCapacity(elements.count)
+        batch.identityMap[entity.ordinal] = IdentityMap(integerCapacity: elements.count)
         batch.lookups[entity.ordinal].reserveCapacity(elements.count)
         batch.lookupSlots[entity.ordinal].reserveCapacity(elements.count)
         for (i, element) in elements.enumerated() {
@@ -220,7 +223,7 @@ final class BatchMapper<V: ImportValue> {
     /// Remembers the text of each nested object of the batch for the next ones (``earlierTexts``)
     /// and marks its slot ``MappedBatch/Slot/remembered``; forgets any other object of the batch
     /// (its last occurrence was not nested, or cannot be skipped).
-    private func rememberTexts() {
+    private mutating func rememberTexts() {
         for ordinal in plans.indices {
             let forgetting = !earlierTexts[ordinal].isEmpty
             for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) {
@@ -229,7 +232,7 @@ final class BatchMapper<V: ImportValue> {
                     // Otherwise it is the text remembered already.
                     if !batch.slots[slot].repeatsEarlierBatch { earlierTexts[ordinal][key] = Self.hash(text) }
                 } else if forgetting {
-                    earlierTexts[ordinal].removeValue(forKey: key)
+                    earlierTexts[ordinal][key] = nil
                 }
             }
             if earlierTexts[ordinal].count > MappedBatch.rememberedLimit { earlierTexts[ordinal].removeAll() }
@@ -243,7 +246,7 @@ final class BatchMapper<V: ImportValue> {
     }
 
     /// Merges one JSON object into its slot; returns the slot, or nil when the object was skipped.
-    private func apply(_ members: V, _ plan: EntityPlan, nested isNested: Bool) throws -> Int? {
+    private mutating func apply(_ members: V, _ plan: EntityPlan, nested isNested: Bool) throws -> Int? {
         let entity = plan.mapping
         let diagnosticsBefore = batch.diagnostics.count
         // Match the object's members to the mapping in one walk.
@@ -339,7 +342,7 @@ final class BatchMapper<V: ImportValue> {
         return slot
     }
 
-    private func newSlot(_ plan: EntityPlan) -> Int {
+    private mutating func newSlot(_ plan: EntityPlan) -> Int {
         batch.slots.append(MappedBatch.Slot(entity: plan.ordinal, start: batch.values.count))
         batch.values.append(contentsOf: repeatElement(nil, count: plan.attributeNames.count))
         lastApplied.append(nil)
@@ -349,7 +352,7 @@ final class BatchMapper<V: ImportValue> {
 
     /// Appends the keys of a key path to ``path`` (without building an array of them first).
     @inline(__always)
-    private func push(_ keys: [String]) {
+    private mutating func push(_ keys: [String]) {
         for key in keys { path.append(.key(key)) }
     }
 
@@ -363,7 +366,7 @@ final class BatchMapper<V: ImportValue> {
         return lookup(first, field.rest)
     }
 
-    private func applyNested(
+    private mutating func applyNested(
         _ nested: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
@@ -404,7 +407,7 @@ final class BatchMapper<V: ImportValue> {
         }
     }
 
-    private func applyReference(
+    private mutating func applyReference(
         _ reference: V, slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ entity: EntityPlan
     ) throws {
         let toMany = relationship.relationship.isToMany
@@ -435,14 +438,14 @@ final class BatchMapper<V: ImportValue> {
 
     /// Records the links of `slot` through one relationship (a later occurrence replaces them);
     /// identities named by id are looked up with the batch.
-    private func setLink(
+    private mutating func setLink(
         _ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: MappedBatch.LinkTargets,
         byReference: Bool
     ) {
         for case .identity(let key) in targets where batch.identityMap[destination.ordinal][key] == nil {
             batch.references[destination.ordinal].insert(key)
         }
-        let key = MappedBatch.LinkKey(slot: slot, relationship: position)
+        let key = MappedBatch.linkKey(slot: slot, relationship: position)
         let link = MappedBatch.PendingLink(
             slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
         if let index = batch.linkIndex[key] {
@@ -455,7 +458,7 @@ final class BatchMapper<V: ImportValue> {
 
     // MARK: Helpers
 
-    private func report(
+    private mutating func report(
         _ entity: EntityPlan, _ attribute: String?, _ problem: ImportDiagnostic.Problem, _ action: ImportDiagnostic.Action,
         _ message: String
     ) throws {

@@ -26,7 +26,7 @@ final class ImportSession {
     /// By entity ordinal: the row ids of the objects the mapper remembers
     /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
     /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
-    private var rememberedRows: [[IdentityKey: Int64]]
+    private var rememberedRows: [IdentityMap<Int64>]
 
     // For the batch being written.
     /// The relationships (by source entity and position) with links in the batch.
@@ -41,7 +41,7 @@ final class ImportSession {
         self.plans = importer.plans
         self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
         self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
-        self.rememberedRows = Array(repeating: [:], count: importer.plans.count)
+        self.rememberedRows = Array(repeating: IdentityMap(), count: importer.plans.count)
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -163,7 +163,7 @@ final class ImportSession {
             for slot in newSlots[ordinal] {
                 for (k, r) in relationships.enumerated() {
                     targets[k] = nil
-                    guard let index = batch.linkIndex[MappedBatch.LinkKey(slot: slot, relationship: r)] else { continue }
+                    guard let index = batch.linkIndex[MappedBatch.linkKey(slot: slot, relationship: r)] else { continue }
                     let link = batch.links[index]
                     if link.targets.isEmpty {
                         linkedOnInsert[index] = true  // null: a new object has no link to clear

@@ -43,7 +43,7 @@ struct Importer: Sendable {
 
     func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
         let session = ImportSession(importer: self, writer: writer)
-        let mapper = BatchMapper<V>(importer: self)
+        var mapper = BatchMapper<V>(importer: self)
         for payload in payloads {
             let entity = try entityPlan(payload.entity)
             let base: [JSONPath.Component] = payloads.count > 1 ? [.key(payload.entity)] : []
@@ -56,7 +56,7 @@ struct Importer: Sendable {
                     try session.write(&mapped)
                     start = end
                 }
-            } else if var mapped = try mapDocument(payload.json, entity, base, mapper) {
+            } else if var mapped = try mapDocument(payload.json, entity, base, &mapper) {
                 try session.write(&mapped)
             }
         }
@@ -74,7 +74,7 @@ struct Importer: Sendable {
         }
         let entity = try entityPlan(entityName)
         let session = ImportSession(importer: self, writer: writer)
-        let mapper = BatchMapper<TapeValue>(importer: self)
+        var mapper = BatchMapper<TapeValue>(importer: self)
         var sizes = BatchSizes(options.batchSize)
         var tape = JSONTape()
         var first = 0
@@ -114,7 +114,7 @@ struct Importer: Sendable {
     func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         let entity = try entityPlan(entityName)
         let session = ImportSession(importer: self, writer: writer)
-        let mapper = BatchMapper<TapeValue>(importer: self)
+        var mapper = BatchMapper<TapeValue>(importer: self)
         let batchSize = options.batchSize
         try readAhead(produce: { emit in
             var sizes = BatchSizes(batchSize)
@@ -150,7 +150,7 @@ struct Importer: Sendable {
                 guard let index else {
                     var document = JSONTape()
                     try document.append(element, offset: 0, errorOffset: fileOffset)
-                    let batch = try document.withRoots(bytes: element) { roots in try mapDocument(roots[0], entity, [], mapper) }
+                    let batch = try document.withRoots(bytes: element) { roots in try mapDocument(roots[0], entity, [], &mapper) }
                     if let batch { try emit(batch) }
                     return
                 }
@@ -191,7 +191,7 @@ struct Importer: Sendable {
 
     /// A payload that is not an array: one object, or null (nothing to import).
     private func mapDocument<V: ImportValue>(
-        _ json: V, _ entity: EntityPlan, _ base: [JSONPath.Component], _ mapper: BatchMapper<V>
+        _ json: V, _ entity: EntityPlan, _ base: [JSONPath.Component], _ mapper: inout BatchMapper<V>
     ) throws -> MappedBatch? {
         if json.isObject {
             return try mapper.map([json][...], entity: entity, base: base, indexed: false, offset: 0)

@@ -56,28 +56,6 @@ extension InMemoryStore {
         let relationships: [String: (index: Int, forward: Bool, destination: String)]
     }
 
-    /// Row ids by identity. A one-integer identity (most entities') is kept in a table keyed by
-    /// the integer: a third of the memory of a key, hashed in a few instructions, which matters
-    /// when the table outgrows the processor's caches (a million objects).
-    struct IdentityIndex: Sendable {
-        private var integers: [Int64: Int64] = [:]
-        private var others: [IdentityKey: Int64] = [:]
-
-        subscript(key: IdentityKey) -> Int64? {
-            get {
-                if case .int(let integer)? = key.single { return integers[integer] }
-                return others[key]
-            }
-            set {
-                if case .int(let integer)? = key.single {
-                    integers[integer] = newValue
-                } else {
-                    others[key] = newValue
-                }
-            }
-        }
-    }
-
     /// The objects of one entity. Row id `r` is row `r - 1`; rows are kept by position, `width`
     /// values each (nil: unset), in chunks of ``chunkRows`` rows. A deleted row stays as a
     /// hole, so row ids are never reused.
@@ -97,7 +75,8 @@ extension InMemoryStore {
         /// Rows ever inserted: the row ids in use are within 1...rowCount.
         var rowCount = 0
         var liveCount = 0
-        var identityIndex = IdentityIndex()
+        /// Row ids by identity.
+        var identityIndex = IdentityMap<Int64>()
 
         init() {}
 
