@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Tether
+@testable import Tether
 
 /// The import engine's rules, one test each.
 @Suite struct ImportTests {
@@ -477,6 +477,32 @@ import Tether
         _ = try await client.import(Data(text.utf8), as: "Repository")
         let repository = try #require(try await client.object("Repository", identity: .int(20)))
         #expect(repository["name"] == .string("first"))
+    }
+
+    /// Past the limit of remembered objects (of an entity), the mapper and the session forget
+    /// them all and start again: repeats are looked up again, and nothing else changes.
+    @Test func rememberedObjectsAreForgottenPastTheLimit() async throws {
+        let store = CountingStore()
+        var options = ImportOptions(batchSize: 4)  // batches of 1, 2, 4, 4, 1
+        options.rememberedLimit = 2
+        let client = try makeClient(store, options: options)
+        // Three owners in turn: the batches name {0}, {1, 2}, {0, 1, 2}, {0, 1, 2} and {2}.
+        let text = "[" + (0..<12).map { #"{"id": \#($0 + 10), "owner": {"id": \#($0 % 3), "login": "u\#($0 % 3)"}}"# }
+            .joined(separator: ", ") + "]"
+        func userLookups() -> Int { store.counts.identitiesByEntity.withLock { $0.removeValue(forKey: "User") ?? 0 } }
+        let first = try await client.import(Data(text.utf8), as: "Repository")
+        #expect(first.inserted.count == 15)
+        #expect(userLookups() == 1 + 2 + 3 + 3 + 1)  // 3 remembered after the second batch: all forgotten, and so on
+        let again = try await client.import(Data(text.utf8), as: "Repository")
+        #expect(again.unchanged.count == 15)
+        #expect(userLookups() == 10)
+        let users = try await client.fetch(Query("User", sortedBy: [.ascending("id")]))
+        #expect(users.map { $0["login"] } == [.string("u0"), .string("u1"), .string("u2")])
+        for user in users { #expect(try await client.related("repositories", of: user.id).count == 4) }
+        // The default limit remembers them all: looked up in the first two batches only.
+        let unlimited = try await client.import(Data(text.utf8), as: "Repository", options: ImportOptions(batchSize: 4))
+        #expect(unlimited.unchanged.count == 15)
+        #expect(userLookups() == 3)
     }
 
     // MARK: Results and transactions

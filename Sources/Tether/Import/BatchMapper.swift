@@ -32,14 +32,12 @@ struct MappedBatch: Sendable {
         /// session remembers its id.
         var remembered = false
         /// A nested object each of whose occurrences in the batch has the text of its last
-        /// occurrence in an earlier batch: applying it changes nothing, so the session need not
-        /// look it up when it remembers the id.
+        /// occurrence in an earlier batch: applying it changes nothing, so the mapper gives no
+        /// values for it, and the session need not look it up when it remembers the id (it is
+        /// stored: an earlier batch wrote it).
         var repeatsEarlierBatch = false
     }
 
-    /// The most objects of one entity whose text the mapper, and whose id the session, remember
-    /// across batches (``Slot/remembered``); past it, they start again from none.
-    static let rememberedLimit = 1 << 17
 
     enum LinkTarget: Sendable {
         case slot(Int)
@@ -117,6 +115,10 @@ struct MappedBatch: Sendable {
     /// ``linkKey(slot:relationship:)`` -> index in ``links``.
     var linkIndex: [Int: Int] = [:]
     var diagnostics: [ImportDiagnostic] = []
+    /// The entities whose remembered objects the mapper forgot after this batch (past
+    /// ``ImportOptions/rememberedLimit``): the session forgets their ids then too, so that it
+    /// remembers the same objects as the mapper.
+    var forgotten: [Int] = []
 
     init(entities: Int) {
         identityMap = Array(repeating: IdentityMap(), count: entities)
@@ -235,7 +237,10 @@ struct BatchMapper<V: ImportValue> {
                     earlierTexts[ordinal][key] = nil
                 }
             }
-            if earlierTexts[ordinal].count > MappedBatch.rememberedLimit { earlierTexts[ordinal].removeAll() }
+            if earlierTexts[ordinal].count > importer.options.rememberedLimit {
+                earlierTexts[ordinal].removeAll()
+                batch.forgotten.append(ordinal)
+            }
         }
     }
 
@@ -285,9 +290,13 @@ struct BatchMapper<V: ImportValue> {
                 batch.lookupSlots[plan.ordinal].append(slot)
                 if isNested {
                     nested[slot] = true
-                    // The same text as the object's last occurrence in an earlier batch.
+                    // The same text as the object's last occurrence in an earlier batch, which the
+                    // store holds: applying it would change nothing, so its values are not made
+                    // (a later occurrence that differs is applied, and compared, on its own).
                     if let earlier = earlierTexts[plan.ordinal][key], let text = members.sourceText, Self.hash(text) == earlier {
                         batch.slots[slot].repeatsEarlierBatch = true
+                        lastApplied[slot] = text
+                        return slot
                     }
                 }
             }

@@ -82,7 +82,9 @@ final class ImportSession {
             asked.reserveCapacity(batch.lookups[ordinal].count)
             for (i, (key, slot)) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]).enumerated() {
                 if slot >= 0 {
-                    // An unchanged repeat of an object an earlier batch stored.
+                    // An unchanged repeat of an object an earlier batch stored (remembered here
+                    // too, as the mapper remembers the same objects; were it not, the lookup
+                    // would find it, with nothing given to compare).
                     if batch.slots[slot].repeatsEarlierBatch, let row = rememberedRows[ordinal][key] {
                         batch.slots[slot].id = ObjectID(entity: plan.name, rowID: row)
                         batch.slots[slot].changed = []
@@ -270,15 +272,21 @@ final class ImportSession {
 
     // MARK: Record
 
-    /// Remembers the row ids of the batch's remembered objects, up to
-    /// ``MappedBatch/rememberedLimit`` per entity (then starts again from none).
+    /// Remembers the row ids of the batch's remembered objects (``MappedBatch/Slot/remembered``)
+    /// and forgets the others of the batch, and all of an entity the mapper forgot, as the
+    /// mapper does with their texts: the two remember the same objects.
     private func rememberRows() {
         for ordinal in plans.indices {
-            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) where slot >= 0 && batch.slots[slot].remembered {
-                if let id = batch.slots[slot].id { rememberedRows[ordinal][key] = id.rowID }
+            let forgetting = !rememberedRows[ordinal].isEmpty
+            for (key, slot) in zip(batch.lookups[ordinal], batch.lookupSlots[ordinal]) where slot >= 0 {
+                if batch.slots[slot].remembered, let id = batch.slots[slot].id {
+                    rememberedRows[ordinal][key] = id.rowID
+                } else if forgetting {
+                    rememberedRows[ordinal][key] = nil
+                }
             }
-            if rememberedRows[ordinal].count > MappedBatch.rememberedLimit { rememberedRows[ordinal].removeAll() }
         }
+        for ordinal in batch.forgotten { rememberedRows[ordinal].removeAll() }
     }
 
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.

@@ -18,6 +18,10 @@ public struct ImportOptions: Sendable, Hashable {
     /// array read from bytes or a file starts with smaller ones (an eighth, a quarter, a half), so
     /// that writing starts early.
     public var batchSize: Int
+    /// The most nested objects of one entity an import remembers across batches, so that an
+    /// unchanged repeat is not looked up again; past it, it starts again from none. Internal:
+    /// tests make it small.
+    var rememberedLimit = 1 << 17
 
     public init(policy: Policy = .report, batchSize: Int = 10_000) {
         self.policy = policy
