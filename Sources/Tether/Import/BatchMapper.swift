@@ -21,7 +21,7 @@ struct MappedBatch: Sendable {
         /// added): one per attribute, by position (the last occurrence of each key wins; nil for
         /// null or not given).
         let start: Int
-        /// The positions of `values` the payload gave, a value or null; a stored object keeps
+        /// The positions of its values the payload gave, a value or null; a stored object keeps
         /// its stored values of the others.
         var given = PositionSet()
         var attributesChanged = false
@@ -37,7 +37,6 @@ struct MappedBatch: Sendable {
         /// stored: an earlier batch wrote it).
         var repeatsEarlierBatch = false
     }
-
 
     enum LinkTarget: Sendable {
         case slot(Int)
@@ -167,8 +166,9 @@ struct BatchMapper<V: ImportValue> {
     private var path: [JSONPath.Component] = []
     /// The matched members of the objects being applied (a stack: nested objects push theirs).
     private var found: [V?] = []
-    /// By slot: the source text of the object last applied to it, when applying it again would
-    /// change nothing (it reported nothing and named no related objects); nil otherwise.
+    /// By slot: the source text of the object last applied to it (or found to repeat an earlier
+    /// batch's), when applying it again would change nothing (it reported nothing and named no
+    /// related objects); nil otherwise.
     private var lastApplied: [UnsafeBufferPointer<UInt8>?] = []
     /// By slot: whether the object occurs nested in another.
     private var nested: [Bool] = []
@@ -323,7 +323,7 @@ struct BatchMapper<V: ImportValue> {
                 path.removeLast(attribute.keyPath.components.count)
             }
         }
-        // Back before the relationships: a nested object may be this one again.
+        // Kept before the relationships: a nested object may be this one again.
         batch.slots[slot].given = given
 
         var related = false

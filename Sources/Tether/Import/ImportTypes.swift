@@ -125,6 +125,9 @@ public struct ImportError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Converts JSON values for `.transformable(name)` attributes, registered in the builder by name.
 ///
+/// An import calls it on its mapping thread, and expects the same JSON to give the same value: an
+/// object that repeats its text within an import is not converted again.
+///
 /// ```swift
 /// struct CSVTransformer: AttributeTransformer {
 ///     func value(from json: JSON) throws -> Value { .string(json.arrayValue!.compactMap(\.stringValue).joined(separator: ",")) }
