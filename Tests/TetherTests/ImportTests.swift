@@ -415,19 +415,22 @@ import Testing
         }
     }
 
-    /// Each occurrence of an object with a rejected value reports it, at its own path.
-    @Test func aRepeatedObjectReportsEachOccurrence() async throws {
+    /// Each occurrence of an object with a rejected value reports it, at its own path, in one
+    /// batch or in several.
+    @Test(arguments: [10_000, 1])
+    func aRepeatedObjectReportsEachOccurrence(batchSize: Int) async throws {
         let text = #"[{"id": 10, "owner": {"id": 1, "age": "old"}}, {"id": 11, "owner": {"id": 1, "age": "old"}}]"#
-        let result = try await makeClient().import(Data(text.utf8), as: "Repository")
+        let result = try await makeClient(options: ImportOptions(batchSize: batchSize)).import(Data(text.utf8), as: "Repository")
         #expect(result.diagnostics.map(\.path.description) == ["$[0].owner.age", "$[1].owner.age"])
     }
 
-    /// An object that nests others is applied again at each occurrence: what it nests may have
-    /// changed in between.
-    @Test func aRepeatedObjectWithNestedObjectsIsAppliedAgain() async throws {
+    /// An object that nests others is applied again at each occurrence, in one batch or in
+    /// several: what it nests may have changed in between.
+    @Test(arguments: [10_000, 1])
+    func aRepeatedObjectWithNestedObjectsIsAppliedAgain(batchSize: Int) async throws {
         let owner = #"{"id": 1, "repositories": [{"id": 20, "name": "first"}]}"#
         let text = #"[{"id": 10, "owner": \#(owner)}, {"id": 20, "name": "second"}, {"id": 11, "owner": \#(owner)}]"#
-        let client = try makeClient()
+        let client = try makeClient(options: ImportOptions(batchSize: batchSize))
         _ = try await client.import(Data(text.utf8), as: "Repository")
         let repository = try #require(try await client.object("Repository", identity: .int(20)))
         #expect(repository["name"] == .string("first"))
@@ -503,6 +506,53 @@ import Testing
         let unlimited = try await client.import(Data(text.utf8), as: "Repository", options: ImportOptions(batchSize: 4))
         #expect(unlimited.unchanged.count == 15)
         #expect(userLookups() == 3)
+    }
+
+    /// Random payloads whose nested owners repeat, change text now and then, nest others (labels,
+    /// whose identities are strings) or report something, imported from bytes in small batches
+    /// (where repeats are skipped) and as JSON trees in one batch (where every object is applied),
+    /// give the same objects and links.
+    @Test(arguments: 0..<6 as Range<UInt64>)
+    func batchedImportsOfRepeatsMatchTreeImports(seed: UInt64) async throws {
+        var random = SplitMix64(state: seed)
+        let batched = try makeClient(options: ImportOptions(batchSize: Int.random(in: 2...16, using: &random)))
+        let tree = try makeClient()
+        for round in 0..<3 {
+            var repositories: [String] = []
+            for _ in 0..<150 {
+                var owner = [#""id": \#(Int.random(in: 0..<10, using: &random))"#]
+                if Int.random(in: 0..<5, using: &random) > 0 { owner.append(#""login": "\#(Bool.random(using: &random) ? "a" : "b")""#) }
+                if Int.random(in: 0..<6, using: &random) == 0 { owner.append(#""age": \#(Int.random(in: 1...2, using: &random))"#) }
+                if Int.random(in: 0..<25, using: &random) == 0 { owner.append(#""age": "old""#) }  // reported
+                if Int.random(in: 0..<8, using: &random) == 0 {
+                    owner.append(#""labels": [{"id": "l\#(Int.random(in: 0..<4, using: &random))", "name": "n\#(Int.random(in: 0..<2, using: &random))"}]"#)
+                }
+                let name = Int.random(in: 0..<8, using: &random) == 0 ? "" : #", "name": "r\#(Int.random(in: 0..<3, using: &random))""#
+                repositories.append(#"{"id": \#(Int.random(in: 0..<60, using: &random))\#(name), "owner": {\#(owner.joined(separator: ", "))}}"#)
+            }
+            let text = "[" + repositories.joined(separator: ", ") + "]"
+            let a = try await batched.import(Data(text.utf8), as: "Repository")
+            let b = try await tree.import(JSON(parsing: text), as: "Repository")
+            #expect(a.diagnostics.map(\.path) == b.diagnostics.map(\.path))
+            #expect(try await snapshot(batched) == snapshot(tree), "seed \(seed), round \(round)")
+        }
+    }
+
+    /// Every object's values by identity, with a repository's owner and a user's labels.
+    private func snapshot(_ client: Client) async throws -> [String: [IdentityKey: [String: Value]]] {
+        var result: [String: [IdentityKey: [String: Value]]] = [:]
+        for entity in ["User", "Repository", "Label"] {
+            for object in try await client.fetch(Query(entity)) {
+                var values = object.values
+                if entity == "Repository", let owner = try await client.related("owner", of: object.id).first { values["owner"] = owner["id"] }
+                if entity == "User" {
+                    let labels = try await client.related("labels", of: object.id).compactMap { $0["id", as: String.self] }.sorted()
+                    values["labels"] = .string(labels.joined(separator: ","))
+                }
+                result[entity, default: [:]][IdentityKey(object["id"]!)] = values
+            }
+        }
+        return result
     }
 
     // MARK: Results and transactions
