@@ -508,6 +508,29 @@ import Testing
         #expect(userLookups() == 3)
     }
 
+    /// A repeated object's link is applied where its last occurrence is, after the links that
+    /// occur before it: in one batch as in a batch per object.
+    @Test(arguments: [10_000, 1])
+    func aRepeatedLinkTakesThePlaceOfItsLastOccurrence(batchSize: Int) async throws {
+        let cases: [(payload: String, owners: [Int64: Int64?])] = [
+            // Repository 0 joins user 1, user 1's repositories become [1], then repository 0 joins again.
+            (#"[{"id": 0, "owner": {"id": 1}}, {"id": 0, "owner": {"id": 1, "repositories": [{"id": 1}]}}]"#, [0: 1, 1: 1]),
+            // User 0's repositories are [0]; repository 1 joins; they are [0] again; repository 2 joins.
+            (#"[{"id": 1, "owner": {"id": 0, "repositories": [{"id": 0}]}}, {"id": 2, "owner": {"id": 0, "repositories": [{"id": 0}]}}]"#,
+             [0: 0, 1: nil, 2: 0]),
+        ]
+        for (payload, owners) in cases {
+            let client = try makeClient(options: ImportOptions(batchSize: batchSize))
+            _ = try await client.import(Data(payload.utf8), as: "Repository")
+            var found: [Int64: Int64?] = [:]
+            for repository in try await client.fetch(Query("Repository")) {
+                let owner = try await client.related("owner", of: repository.id).first?["id", as: Int64.self]
+                found.updateValue(owner, forKey: repository["id", as: Int64.self]!)
+            }
+            #expect(found == owners, "\(payload)")
+        }
+    }
+
     /// Random payloads whose nested owners repeat, change text now and then, nest others (labels,
     /// whose identities are strings) or report something, imported from bytes in small batches
     /// (where repeats are skipped) and as JSON trees in one batch (where every object is applied),

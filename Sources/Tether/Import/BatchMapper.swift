@@ -53,6 +53,8 @@ struct MappedBatch: Sendable {
         var targets: LinkTargets
         /// An id list (foreign keys) rather than nested objects: unknown ids are ignored.
         let byReference: Bool
+        /// Replaced by a later occurrence of the same object's link, further on in ``links``.
+        var superseded = false
     }
 
     /// The targets of a link, in order: one is kept inline (a to-one link, the most common, then
@@ -457,9 +459,12 @@ struct BatchMapper<V: ImportValue> {
         let key = MappedBatch.linkKey(slot: slot, relationship: position)
         let link = MappedBatch.PendingLink(
             slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
-        if let index = batch.linkIndex[key] {
+        // A later occurrence replaces the link, and takes its place in payload order: when the
+        // other side is set too, links are applied in that order.
+        if let index = batch.linkIndex[key], index == batch.links.count - 1 {
             batch.links[index] = link
         } else {
+            if let index = batch.linkIndex[key] { batch.links[index].superseded = true }
             batch.linkIndex[key] = batch.links.count
             batch.links.append(link)
         }

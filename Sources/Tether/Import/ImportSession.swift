@@ -52,7 +52,7 @@ final class ImportSession {
         defer { swap(&batch, &mapped) }
         pendingRelationships.removeAll(keepingCapacity: true)
         var last: RelationshipKey?
-        for link in batch.links {
+        for link in batch.links where !link.superseded {
             let key = RelationshipKey(batch.slots[link.slot].entity, link.position)
             if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
             last = key
@@ -188,7 +188,7 @@ final class ImportSession {
         // The other links: resolve targets, take the current links from the lookup or read them
         // in one call per relationship, and set those that differ.
         var resolved: [(link: Int, ids: [ObjectID], looked: ObjectID??)] = []
-        for index in batch.links.indices where !linkedOnInsert[index] {
+        for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
             let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
             if batch.links[index].byReference && ids.isEmpty && !batch.links[index].targets.isEmpty { continue }
