@@ -163,10 +163,9 @@ struct Importer: Sendable {
     }
 
     /// The sizes of the batches of an array read from bytes or a file: an eighth of
-    /// ``ImportOptions/batchSize``, a quarter, a half, then the whole from the fourth batch on.
-    /// Nothing is written until the first batch is mapped, so a small first batch starts the
-    /// writing thread early; the mapping thread, the faster of the two, then gets ahead and stays
-    /// ahead.
+    /// ``ImportOptions/batchSize``, a quarter, a half, then the whole from the fourth batch on
+    /// (each at least 1: with a batch size of 4, batches of 1, 2, 4, 4, …). Nothing is written
+    /// until the first batch is mapped, so a small first batch starts the writing thread early.
     struct BatchSizes {
         private let full: Int
         private var current: Int
