@@ -3,9 +3,9 @@
 ///
 /// Values are given by position, in the order of ``attributes``: a row is a run of values (the
 /// import's batches share the one array that holds all of a mapped batch's values, rather than
-/// copying them). Each
-/// row may also name the target of each of ``relationships`` (to-one relationships of the entity),
-/// so that a store that keeps a to-one link as a column writes it with the row.
+/// copying them). Each row may also name the target of each of ``relationships`` (to-one
+/// relationships of the entity), so that a store that keeps a to-one link as a column writes it
+/// with the row.
 ///
 /// ```swift
 /// var batch = InsertBatch(entity: "Repository", attributes: ["id", "name"], relationships: ["owner"])
