@@ -131,6 +131,67 @@ import Tether
         #expect(names.map { $0["name", as: String.self] } == ["e255", "changed", "e257", "back"])
     }
 
+    /// A second client over the same store (preparing it again) finds the objects and their links;
+    /// so does a schema with another attribute. A relationship whose kind changed starts empty.
+    @Test func preparingAgainKeepsTheLinks() async throws {
+        let store = InMemoryStore()
+        let first = try Client.Builder(schema: Self.schema).store(store).build()
+        _ = try await first.import(JSON(parsing: #"""
+            {"id": 1, "name": "R&D", "employees": [{"id": 10}, {"id": 11}], "manager": {"id": 20}}
+            """#), as: "Department")
+        func links(_ client: Client) async throws -> (employees: [Value?], manager: [Value?], department: [Value?]) {
+            let department = try #require(try await client.object("Department", identity: .int(1)))
+            let employee = try #require(try await client.object("Employee", identity: .int(11)))
+            return (try await client.related("employees", of: department.id).map { $0["id"] }.sorted { "\($0!)" < "\($1!)" },
+                    try await client.related("manager", of: department.id).map { $0["id"] },
+                    try await client.related("department", of: employee.id).map { $0["id"] })
+        }
+        let second = try Client.Builder(schema: Self.schema).store(store).build()
+        var found = try await links(second)
+        #expect(found.employees == [.int(10), .int(11)] && found.manager == [.int(20)] && found.department == [.int(1)])
+
+        // Another attribute: the same links. The manager side becomes to-many: its links go.
+        let changed = try Schema {
+            Entity("Department", identity: "id") {
+                Attribute("id", .int64)
+                Attribute("name", .string)
+                Attribute("budget", .int64)
+                Relationship.toMany("employees", "Employee", inverse: "department")
+                Relationship.toMany("manager", "Manager", inverse: "department")
+            }
+            Entity("Employee", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("department", "Department", inverse: "employees")
+            }
+            Entity("Manager", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("department", "Department", inverse: "manager")
+            }
+        }
+        let third = try Client.Builder(schema: changed).store(store).build()
+        found = try await links(third)
+        #expect(found.employees == [.int(10), .int(11)] && found.manager.isEmpty && found.department == [.int(1)])
+
+        // Declared from the other side first: the same links, seen from that side.
+        let reordered = try Schema {
+            Entity("Employee", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("department", "Department", inverse: "employees")
+            }
+            Entity("Department", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toMany("employees", "Employee", inverse: "department")
+                Relationship.toMany("manager", "Manager", inverse: "department")
+            }
+            Entity("Manager", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("department", "Department", inverse: "manager")
+            }
+        }
+        found = try await links(try Client.Builder(schema: reordered).store(store).build())
+        #expect(found.employees == [.int(10), .int(11)] && found.department == [.int(1)])
+    }
+
     /// Preparing again for a schema with other attributes keeps the rows, matched by name.
     @Test func preparingForAChangedSchemaKeepsTheRows() async throws {
         let store = InMemoryStore()

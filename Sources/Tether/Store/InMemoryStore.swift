@@ -22,6 +22,10 @@ public final class InMemoryStore: Store {
 
     public init() {}
 
+    /// Prepares the store for `schema`. Preparing it again (another client over the same store, or
+    /// a changed schema) keeps the objects, their values matched by attribute name, and the links of
+    /// each relationship that still joins the same entities with the same kind of sides (to-one or
+    /// to-many); a relationship whose kind changed starts without links.
     public func prepare(for schema: Schema) throws {
         state.withLock { state in state.prepare(schema) }
     }
@@ -274,6 +278,17 @@ extension InMemoryStore {
         var tables: [Table] = []
         var links: [Links] = []
 
+        /// The links the state holds for `entity`'s relationship `name` before it is prepared
+        /// again, oriented as `new`, when they connect the same entities with the same kind of
+        /// sides (to-one or not); nil otherwise (the relationship starts without links).
+        private func keptLinks(_ entity: String, _ name: String, like new: Links) -> Links? {
+            guard let slot = entities[entity]?.relationships[name], slot.destination == new.destination else { return nil }
+            let old = links[slot.index]
+            let kept = slot.forward ? old : Links(source: old.destination, destination: old.source, forward: old.backward, backward: old.forward)
+            guard kept.forward.toOne == new.forward.toOne, kept.backward.toOne == new.backward.toOne else { return nil }
+            return kept
+        }
+
         mutating func prepare(_ schema: Schema) {
             var relationshipSlots: [String: [String: (index: Int, forward: Bool, destination: String)]] = [:]
             var links: [Links] = []
@@ -287,6 +302,7 @@ extension InMemoryStore {
                     if let inverse {
                         relationshipSlots[relationship.destination, default: [:]][inverse.name] = (links.count - 1, false, entity.name)
                     }
+                    if let kept = keptLinks(entity.name, relationship.name, like: links[links.count - 1]) { links[links.count - 1] = kept }
                 }
             }
             self.links = links
