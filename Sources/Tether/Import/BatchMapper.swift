@@ -461,10 +461,11 @@ struct BatchMapper<V: ImportValue> {
             slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
         // A later occurrence replaces the link, and takes its place in payload order: when the
         // other side is set too, links are applied in that order.
-        if let index = batch.linkIndex[key], index == batch.links.count - 1 {
-            batch.links[index] = link
+        let earlier = batch.linkIndex[key]
+        if let earlier, earlier == batch.links.count - 1 {
+            batch.links[earlier] = link
         } else {
-            if let index = batch.linkIndex[key] { batch.links[index].superseded = true }
+            if let earlier { batch.links[earlier].superseded = true }
             batch.linkIndex[key] = batch.links.count
             batch.links.append(link)
         }
