@@ -16,8 +16,7 @@ import Synchronization
 /// }
 /// ```
 /// `bodyFormat` is `json` (the body is inline JSON), `text` (a UTF-8 string) or `base64`; a
-/// missing or null body is empty. `Authorization`, `Cookie` and `Proxy-Authorization` values are
-/// written as `<redacted>`.
+/// missing or null body is empty. Credentials are written as `<redacted>` (see ``json()``).
 public struct RecordedExchange: Sendable, Hashable {
     public var request: TransportRequest
     public var response: TransportResponse
@@ -27,15 +26,12 @@ public struct RecordedExchange: Sendable, Hashable {
         self.response = response
     }
 
-    static let redactedHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-
-    /// The file contents.
+    /// The file contents. Secrets are written as `<redacted>` (``Redaction``): credential
+    /// headers of the request and response (`Authorization`, `Cookie`, `Set-Cookie`, …), and
+    /// the URL's password and secret query values (`access_token=<redacted>`).
     public func json() -> JSON {
-        func headers(_ h: HTTPHeaders, redact: Bool) -> JSON {
-            .array(h.fields.map { field in
-                let value = redact && Self.redactedHeaders.contains(field.name.lowercased()) ? "<redacted>" : field.value
-                return .array([.string(field.name), .string(value)])
-            })
+        func headers(_ h: HTTPHeaders) -> JSON {
+            .array(Redaction.headers(h).fields.map { .array([.string($0.name), .string($0.value)]) })
         }
         func body(_ data: Data?, contentType: String?) -> (JSON, String) {
             guard let data, !data.isEmpty else { return (.null, "json") }
@@ -48,11 +44,11 @@ public struct RecordedExchange: Sendable, Hashable {
         let (responseBody, responseFormat) = body(response.body, contentType: response.headers["Content-Type"])
         return [
             "request": [
-                "method": .string(request.method.rawValue), "url": .string(request.url.absoluteString),
-                "headers": headers(request.headers, redact: true), "body": requestBody, "bodyFormat": .string(requestFormat),
+                "method": .string(request.method.rawValue), "url": .string(Redaction.url(request.url).absoluteString),
+                "headers": headers(request.headers), "body": requestBody, "bodyFormat": .string(requestFormat),
             ],
             "response": [
-                "status": .int(Int64(response.status)), "headers": headers(response.headers, redact: false),
+                "status": .int(Int64(response.status)), "headers": headers(response.headers),
                 "body": responseBody, "bodyFormat": .string(responseFormat),
             ],
         ]
@@ -108,7 +104,8 @@ public struct ReplayError: Error, Sendable, Hashable, CustomStringConvertible {
 /// A ``Transport`` serving exchanges recorded by ``RecordingTransport`` (files in a folder).
 ///
 /// A request is answered by the first unused exchange with the same method, path and query
-/// (host and port are ignored, so a session recorded against one server replays anywhere).
+/// (host and port are ignored, so a session recorded against one server replays anywhere; secret
+/// query values are compared redacted, as ``RecordingTransport`` writes them).
 /// Each exchange answers once, so a repeated request gets the next recording of it. A request
 /// with no recording left throws a ``ReplayError``.
 ///
@@ -149,11 +146,11 @@ public final class ReplayTransport: Transport {
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let key = StubTransport.pathAndQuery(request.url)
+        let key = StubTransport.pathAndQuery(Redaction.url(request.url))
         let index: Int? = used.withLock { used in
             guard let i = exchanges.indices.first(where: { i in
                 !used.contains(i) && exchanges[i].request.method == request.method
-                    && StubTransport.pathAndQuery(exchanges[i].request.url) == key
+                    && StubTransport.pathAndQuery(Redaction.url(exchanges[i].request.url)) == key
             }) else { return nil }
             used.insert(i)
             return i

@@ -50,7 +50,8 @@ extension Client {
         } catch is CancellationError {
             throw TransportError(.cancelled, method: method, url: url, "the request was cancelled")
         } catch {
-            throw TransportError(.other, method: method, url: url, "\(error)")
+            // A custom transport's error may hold the request: its text keeps none of its secrets.
+            throw TransportError(.other, method: method, url: url, Redaction.scrub("\(error)", of: request))
         }
         guard response.isSuccess else { throw HTTPError(method: method, url: request.url, response: response) }
         return response
@@ -167,8 +168,28 @@ extension Client {
                 throw ImportError(path: .root, entity: entity, message: "expected an object or an array, found \(other.typeName)")
             }
             if next == nil, let link = LinkHeader.url(rel: "next", in: response.headers, relativeTo: url) { next = link }
+            if let link = next { try checkPageLink(link, from: first, page: pages, entity: entity) }
         }
         return (items, pages)
+    }
+
+    /// A next-page link is followed only on the scheme, host and port of the first request (or
+    /// on a host of ``RemoteConfiguration/pageHosts``, with the same scheme): the request hooks
+    /// would give any other host the client's credentials.
+    func checkPageLink(_ link: URL, from first: URL, page: Int, entity: String) throws(RequestError) {
+        func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+            return (scheme, url.host?.lowercased() ?? "", port)
+        }
+        let (a, b) = (origin(first), origin(link))
+        if a.scheme == b.scheme, a.host == b.host, a.port == b.port { return }
+        if a.scheme == b.scheme, remote.pageHosts.contains(b.host) { return }
+        throw RequestError(
+            .untrustedLink, entity: entity,
+            "page \(page) of GET \(RemoteURL.redacted(first).absoluteString) links its next page to \(b.scheme)://\(b.host)\(b.port.map { ":\($0)" } ?? ""), "
+                + "not to \(a.scheme)://\(a.host)\(a.port.map { ":\($0)" } ?? ""); Tether follows next links only on the same scheme, host and port, "
+                + "so that no credentials go elsewhere (allow another host of the same scheme with the builder's pageHosts(_:)); nothing was imported")
     }
 
     // MARK: CRUD

@@ -12,6 +12,10 @@ public struct RemoteConfiguration: Sendable {
     public var relationshipResources: [String: [String: URLTemplate]] = [:]
     /// The most pages one fetch follows; more is a ``RequestError`` (a server looping on `next`).
     public var maxPages: Int = 1000
+    /// Hosts besides the request's own that next-page links may lead to (same scheme only), in
+    /// lower case. Empty by default: a link to another scheme, host or port is a ``RequestError``
+    /// (`.untrustedLink`).
+    public var pageHosts: Set<String> = []
 
     public init() {}
 
@@ -99,6 +103,15 @@ extension Client.Builder {
     public func relationshipResource(_ template: URLTemplate, for relationship: String, of entity: String) -> Self {
         var copy = self
         copy.remote.relationshipResources[entity, default: [:]][relationship] = template
+        return copy
+    }
+
+    /// Lets next-page links lead to these hosts too (with the request's scheme), for an API that
+    /// pages through another host of its own (`api.example.com` → `cdn.example.com`). Every
+    /// request hook runs for those requests too, so name only hosts you trust with the credentials.
+    public func pageHosts(_ hosts: Set<String>) -> Self {
+        var copy = self
+        copy.remote.pageHosts.formUnion(hosts.map { $0.lowercased() })
         return copy
     }
 

@@ -14,7 +14,7 @@ public import Foundation
 /// ```
 public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
     public let method: HTTPMethod
-    /// The URL of the request, without user and password.
+    /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
     public let url: URL
     public let status: Int
     /// The response headers.
@@ -198,7 +198,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 
     public let kind: Kind
     public let method: HTTPMethod
-    /// The URL of the request, without user and password.
+    /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
     public let url: URL
     public let message: String
 
@@ -230,6 +230,9 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownRelationship = Kind("unknownRelationship")
         /// The response had no object to import (an empty body where one was needed).
         public static let emptyResponse = Kind("emptyResponse")
+        /// A page links its next page to another scheme, host or port than the request's, which
+        /// Tether does not follow (it would send the client's credentials there).
+        public static let untrustedLink = Kind("untrustedLink")
         public var description: String { name }
     }
 
@@ -250,14 +253,7 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 enum RemoteURL {
-    static func redacted(_ url: URL) -> URL {
-        guard url.user != nil || url.password != nil,
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        else { return url }
-        components.user = nil
-        components.password = nil
-        return components.url ?? url
-    }
+    static func redacted(_ url: URL) -> URL { Redaction.url(url) }
 
     static func isJSONContentType(_ contentType: String) -> Bool {
         let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""

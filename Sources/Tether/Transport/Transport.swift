@@ -42,7 +42,11 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 }
 
 /// HTTP header fields: ordered, names compared case-insensitively.
-public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+///
+/// Its description hides credentials (``Redaction/isSecretHeader(_:)``): `Authorization: <redacted>`.
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible,
+    CustomDebugStringConvertible, CustomReflectable
+{
     public private(set) var fields: [(name: String, value: String)] = []
 
     public init() {}
@@ -79,11 +83,21 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         }
     }
 
-    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+    /// One `Name: value` line per field, secrets shown as `<redacted>`.
+    public var description: String {
+        Redaction.headers(self).fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["fields": Redaction.headers(self).fields.map { "\($0.name): \($0.value)" }], displayStyle: .struct)
+    }
 }
 
 /// A request handed to a ``Transport``.
-public struct TransportRequest: Sendable, Hashable {
+///
+/// Its description, debug description and mirror hide credentials (see ``Redaction``), so that
+/// printing a request, or an error of your own that holds one, never shows a token.
+public struct TransportRequest: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var method: HTTPMethod
     public var url: URL
     public var headers: HTTPHeaders
@@ -94,6 +108,20 @@ public struct TransportRequest: Sendable, Hashable {
         self.url = url
         self.headers = headers
         self.body = body
+    }
+
+    /// `GET https://…` with secrets hidden, then the headers and the body's size.
+    public var description: String {
+        var text = "\(method) \(Redaction.url(url).absoluteString)"
+        let headers = Redaction.headers(headers)
+        if !headers.fields.isEmpty { text += " [" + headers.fields.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "]" }
+        if let body { text += " (\(body.count) bytes)" }
+        return text
+    }
+    public var debugDescription: String { "TransportRequest(\(description))" }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": Redaction.url(url), "headers": Redaction.headers(headers), "body": body as Any],
+               displayStyle: .struct)
     }
 }
 
