@@ -163,12 +163,27 @@ private func bindArgument(_ value: SQLValue, to statement: OpaquePointer, at ind
     case .null: return sqlite3_bind_null(statement, index)
     case .int(let v): return sqlite3_bind_int64(statement, index, v)
     case .double(let v): return sqlite3_bind_double(statement, index, v)
-    case .text(let v): return sqlite3_bind_text(statement, index, v, Int32(v.utf8.count), transient)
+    case .text(let v): return bindText(v, to: statement, at: index)
     case .blob(let v):
         return v.withUnsafeBytes { bytes in
             sqlite3_bind_blob64(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(bytes.count), transient)
         }
     }
+}
+
+/// Binds a string with a 64-bit length, so that one of 2 GiB or more is SQLite's `SQLITE_TOOBIG`
+/// (a clean ``StoreError``), as any string beyond its length limit is, rather than a trap.
+private func bindText(_ v: String, to statement: OpaquePointer, at index: Int32) -> Int32 {
+    v.utf8.withContiguousStorageIfAvailable { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { text in
+            guard let base = text.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+            return sqlite3_bind_text64(statement, index, base, UInt64(text.count), transient, UInt8(SQLITE_UTF8))
+        }
+    } ?? {
+        var copy = v
+        copy.makeContiguousUTF8()
+        return bindText(copy, to: statement, at: index)
+    }()
 }
 
 /// A prepared statement bound and run directly, without argument arrays: the batch write path.
@@ -196,12 +211,7 @@ struct Statement {
         let rc: Int32
         switch value {
         case .string(let v):
-            rc = v.utf8.withContiguousStorageIfAvailable { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { text in
-                    guard let base = text.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, transient) }
-                    return sqlite3_bind_text(handle, index, base, Int32(text.count), transient)
-                }
-            } ?? sqlite3_bind_text(handle, index, v, Int32(v.utf8.count), transient)
+            rc = bindText(v, to: handle, at: index)
         case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
         case .bool(let v): rc = sqlite3_bind_int64(handle, index, v ? 1 : 0)
         case .double(let v): rc = sqlite3_bind_double(handle, index, v)

@@ -67,6 +67,8 @@ public final class SQLiteStore: Store {
         reader = Mutex(reading)
     }
 
+    deinit { close() }
+
     /// The page cache size of each connection unless another is given: 64 MiB.
     public static let defaultCacheSize = 64 << 20
 
@@ -75,12 +77,21 @@ public final class SQLiteStore: Store {
         try self.init(path: url.path, busyTimeout: busyTimeout, readOnly: readOnly, cacheSize: cacheSize)
     }
 
-    /// Closes both connections. Later calls throw a ``StoreError/Kind/storage`` error. Closing is
-    /// also done when the store is deinitialised.
+    /// Checkpoints the write-ahead log into the database file and closes both connections, so that
+    /// the `.sqlite` file alone holds everything committed (its `-wal` and `-shm` files are
+    /// removed). Later calls throw a ``StoreError/Kind/storage`` error. Closing is also done when
+    /// the store is deinitialised.
     public func close() {
         checkpointer?.close()
-        writer.withLock { $0 = nil }
+        // The read-only reader cannot checkpoint: it closes first, and the writer, the last
+        // connection, checkpoints the whole log and removes it as it closes.
         reader.withLock { $0 = nil }
+        writer.withLock { connection in
+            if let connection, !connection.isReadOnly {
+                try? connection.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing before closing")
+            }
+            connection = nil
+        }
     }
 
     /// The `cache_size` pragma of the write and the read connection (negative: KiB), for tests.

@@ -430,6 +430,14 @@ public final class SQLiteTransaction: StoreWriter {
         guard Set(batch.attributes).count == batch.attributes.count else {
             throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
         }
+        // An import never stores an object without its identity.
+        let identity = try info.identity.map { attribute in
+            guard let position = batch.attributes.firstIndex(of: attribute.name) else {
+                throw StoreError(.missingIdentity, entity: entity, member: attribute.name,
+                                 "an insert batch of \(entity) gives no values of its identity attribute '\(attribute.name)'")
+            }
+            return position
+        }
         var columns = batch.attributes.map(quote)
         var inRow: [(relationship: Int, destination: String)] = []
         var afterRow: [Int] = []
@@ -476,6 +484,7 @@ public final class SQLiteTransaction: StoreWriter {
         }
         let widest = max(1, min(Self.rowsPerInsert, connection.variableLimit / width))
         func bind(_ statement: Statement, row: Int, slot: Int) throws {
+            try batch.checkIdentity(row: row, positions: identity)
             let offset = Int32(slot * width)
             try statement.bind(offset + 1, first + Int64(row))
             try bindValues(statement, types, entity, batch.attributes, offset: offset + 2) { batch.value(row: row, attribute: $0) }

@@ -140,6 +140,24 @@ extension Checks {
                 return try writer.insert(batch)
             }
         }
+        // No import may store an object without its identity: a row that leaves it unset (in
+        // the middle of a batch larger than a statement), or a batch without the identity column.
+        try await expectError(.missingIdentity, "a batch row without its identity") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["id", "title"])
+                batch.identity = ["id"]
+                for i in 0..<150 { batch.append([i == 120 ? nil : .int(Int64(4000 + i)), .string("t")]) }
+                return try writer.insert(batch)
+            }
+        }
+        try await expectError(.missingIdentity, "a batch without its identity attribute") {
+            _ = try await store.write { writer in
+                var batch = InsertBatch(entity: "Post", attributes: ["title"])
+                batch.identity = ["id"]
+                batch.append([.string("t")])
+                return try writer.insert(batch)
+            }
+        }
         try await expectError(.unknownAttribute, "a batch naming an unknown attribute") {
             _ = try await store.write { writer in
                 var batch = InsertBatch(entity: "Post", attributes: ["id", "nope"])

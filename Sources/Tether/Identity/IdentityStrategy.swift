@@ -55,14 +55,28 @@ extension IdentityStrategy where Self == AttributeIdentity {
     }
 }
 
-/// Lenient conversion of identity values: numbers and numeric strings meet.
+/// Lenient conversion of identity values: numbers and numeric strings meet (`12345` = `"12345"`),
+/// without ever losing precision: an integer identity must fit its attribute's width, and a
+/// number written with a fraction or an exponent counts only when it is an exact integer of at
+/// less than 2^53 (`12.0`, not `9007199254740993.0`, which parses as `…992`).
 public enum IdentityCoercion {
     public static func value(from json: JSON, for type: AttributeType) -> Value? {
         switch (type, json) {
         case (.int16, _), (.int32, _), (.int64, _):
-            if let i = json.int64Value { return .int(i) }
-            if case .string(let s) = json, let i = Int64(s) { return .int(i) }
-            return nil
+            let integer: Int64?
+            if let i = json.int64Value {
+                integer = i
+            } else if case .string(let s) = json {
+                integer = Int64(s)
+            } else {
+                integer = nil
+            }
+            guard let integer else { return nil }
+            switch type {
+            case .int16 where Int16(exactly: integer) == nil: return nil
+            case .int32 where Int32(exactly: integer) == nil: return nil
+            default: return .int(integer)
+            }
         case (.string, .string(let s)): return .string(s)
         case (.string, .int(let i)): return .string(String(i))
         case (.string, .double(let d)): return d.rounded() == d && abs(d) < 1e18 ? .string(String(Int64(d))) : .string("\(d)")

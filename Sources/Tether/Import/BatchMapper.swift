@@ -263,6 +263,7 @@ struct BatchMapper<V: ImportValue> {
         defer { found.removeLast(plan.keyTable.count) }
 
         let slot: Int
+        var identity: IdentityKey?
         if entity.identity.isEmpty {
             slot = newSlot(plan)
         } else {
@@ -275,6 +276,7 @@ struct BatchMapper<V: ImportValue> {
                 if let attribute { path.removeLast(attribute.keyPath.components.count) }
                 return nil
             }
+            identity = key
             if let existing = batch.identityMap[plan.ordinal][key] {
                 slot = existing
                 // The same text as the object last applied to this slot (a nested object many
@@ -319,10 +321,25 @@ struct BatchMapper<V: ImportValue> {
                 batch.values[start + position] = value
                 given.insert(position)
             case .failure(let rejection):
+                // An identity attribute takes its identity key's value below.
+                if identity != nil, plan.identityPositions.contains(position) { continue }
                 let attribute = entity.attributes[position]
                 push(attribute.keyPath.components)
                 try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
                 path.removeLast(attribute.keyPath.components.count)
+            }
+        }
+        // The identity stored is the one looked up: an object is never stored without it (a
+        // value the attribute's conversion rejects) or with another (one the strategy normalised).
+        if let identity {
+            if let single = identity.single {
+                batch.values[start + plan.identityPositions[0]] = single
+                given.insert(plan.identityPositions[0])
+            } else {
+                for (k, value) in identity.values.enumerated() {
+                    batch.values[start + plan.identityPositions[k]] = value
+                    given.insert(plan.identityPositions[k])
+                }
             }
         }
         // Kept before the relationships: a nested object may be this one again.

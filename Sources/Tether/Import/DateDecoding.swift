@@ -22,8 +22,20 @@ public struct DateDecoding: Sendable {
         return nil
     }
 
+    /// The dates Tether stores and sends: 0001-01-01T00:00:00Z up to 9999-12-31T23:59:59.999Z,
+    /// the years ISO 8601 writes with four digits. An import rejects a date outside it (a
+    /// diagnostic), so that every stored date can be written back.
+    public static let representableRange: ClosedRange<Date> =
+        Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799.999)
+
     /// The JSON form of a date for request bodies: the first string format, else Unix seconds.
+    /// A date outside ``representableRange`` (one stored by other means than an import) is
+    /// written as Unix seconds, or null when it is not finite; writing never traps.
     public func json(from date: Date) -> JSON {
+        guard Self.representableRange.contains(date) else {
+            let seconds = date.timeIntervalSince1970
+            return seconds.isFinite ? .double(seconds) : .null
+        }
         for format in formats {
             if let json = format.json(from: date) { return json }
         }
@@ -169,8 +181,12 @@ enum ISO8601 {
         return Date(timeIntervalSince1970: seconds)
     }
 
+    /// Writes `date` in UTC. Years outside 1...9999 are written in the expanded form (`+10000-…`,
+    /// `-0001-…`) as far as whole seconds fit in 64 bits; a date beyond that (or not finite) is
+    /// written as its number of seconds. Never traps.
     static func format(_ date: Date, fractionalSeconds: Bool) -> String {
         let t = date.timeIntervalSince1970
+        guard t.isFinite, abs(t) < 9.0e15 else { return "\(t)" }
         var whole = t.rounded(.down)
         var micros = Int(((t - whole) * 1_000_000).rounded())
         if micros == 1_000_000 { whole += 1; micros = 0 }
@@ -183,7 +199,8 @@ enum ISO8601 {
             let s = String(v)
             return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
         }
-        var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(Int(rem / 3600), 2)):\(pad(Int(rem % 3600 / 60), 2)):\(pad(Int(rem % 60), 2))"
+        let year = y < 0 ? "-" + pad(-y, 4) : y > 9999 ? "+" + pad(y, 4) : pad(y, 4)
+        var s = "\(year)-\(pad(m, 2))-\(pad(d, 2))T\(pad(Int(rem / 3600), 2)):\(pad(Int(rem % 3600 / 60), 2)):\(pad(Int(rem % 60), 2))"
         if fractionalSeconds || micros != 0 {
             // Milliseconds, or microseconds when the date has them (DRF writes microseconds).
             s += micros % 1000 == 0 ? ".\(pad(micros / 1000, 3))" : ".\(pad(micros, 6))"

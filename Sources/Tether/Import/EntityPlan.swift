@@ -18,6 +18,10 @@ final class EntityPlan: Sendable {
     let attributeNames: [String]
     /// How each mapped attribute's values convert, by position.
     let directKinds: [DirectKind]
+    /// The position of each identity attribute among the attributes, in identity order: an
+    /// object's identity values are those of its identity key, whatever the attribute's own
+    /// conversion gave, so that no object is stored without (or with another) identity.
+    let identityPositions: [Int]
     /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
     let toOne: [Int]
     /// The position of each relationship's inverse among the destination's mapped relationships
@@ -78,6 +82,7 @@ final class EntityPlan: Sendable {
         self.destinations = destinations
         attributeNames = mapping.attributes.map(\.name)
         directKinds = mapping.attributes.map { DirectKind($0.type) }
+        identityPositions = mapping.identity.map { identity in mapping.attributes.firstIndex { $0.name == identity.name }! }
         var firstKeys: [ImportKey] = []
         var firstIndex: [String: Int] = [:]
         func field(_ path: [ImportKey]) -> Field {

@@ -160,6 +160,7 @@ final class ImportSession {
             }
             var insert = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
                                      relationships: relationships.map { plan.mapping.relationships[$0].name }, sharing: batch.values)
+            insert.identity = plan.mapping.identity.map(\.name)
             insert.reserveCapacity(newSlots[ordinal].count)
             var targets = [ObjectID?](repeating: nil, count: relationships.count)
             for slot in newSlots[ordinal] {

@@ -217,8 +217,14 @@ struct Importer: Sendable {
         func invalid(_ why: String) -> Result<Value, Rejection> { .failure(Rejection(.invalidValue, why)) }
         func integer(_ range: ClosedRange<Int64>) -> Result<Value, Rejection> {
             guard case .int = json, let i = json.int64Value else {
-                if case .double(let d) = json, let i = Int64(exactly: d), range.contains(i) { return .success(.int(i)) }
-                return json.doubleValue != nil ? invalid("\(json) is not an integer") : mismatch()
+                if case .double(let d) = json {
+                    // Only where the number is exact: 9007199254740993.0 reads as ...992.
+                    guard let i = JSON.exactInteger(d) else {
+                        return invalid(d.rounded() == d ? "\(json) is too large to be an exact integer" : "\(json) is not an integer")
+                    }
+                    return range.contains(i) ? .success(.int(i)) : invalid("\(i) is out of range for \(attribute.type)")
+                }
+                return mismatch()
             }
             return range.contains(i) ? .success(.int(i)) : invalid("\(i) is out of range for \(attribute.type)")
         }
@@ -245,7 +251,12 @@ struct Importer: Sendable {
             if case .bool(let b) = json { return .success(.bool(b)) }
             return mismatch()
         case .date:
-            if let date = dateDecoding.date(from: json) { return .success(.date(date)) }
+            if let date = dateDecoding.date(from: json) {
+                guard DateDecoding.representableRange.contains(date) else {
+                    return invalid("\(json) is outside the dates Tether can store and send (years 1 to 9999)")
+                }
+                return .success(.date(date))
+            }
             switch json {
             case .string, .int, .double: return invalid("\(json) matches none of the date formats")
             default: return mismatch()

@@ -57,10 +57,20 @@ extension JSON {
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
     public var objectValue: [String: JSON]? { if case .object(let o) = self { return o } else { return nil } }
+    /// The integer a JSON number with a fraction or an exponent stands for (`12.0`, `1e3`), or nil
+    /// when it has a fraction or is too large for its text to be known exactly: from 2^53 on, a
+    /// parsed number is already rounded (`9007199254740993.0` parses as `…992`).
+    static func exactInteger(_ d: Double) -> Int64? {
+        guard d.rounded() == d, abs(d) < 9_007_199_254_740_992 else { return nil }
+        return Int64(d)
+    }
+
+    /// The value as an integer: an integer literal, or a number that is an exact integer
+    /// (`12.0`; not `12.5`, nor an integral number of 2^53 or more, whose text cannot be known exactly).
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
-        case .double(let d): return d.rounded() == d ? Int64(exactly: d) : nil
+        case .double(let d): return Self.exactInteger(d)
         default: return nil
         }
     }

@@ -459,7 +459,7 @@ extension InMemoryStore {
         /// Appends `count` rows to the entity's table, `row(i, table)` giving row `i`'s values by
         /// position (checked already); returns their row ids.
         private func insertRows<Row: RandomAccessCollection<Value?>>(
-            _ info: EntityInfo, count: Int, _ row: (Int, Table) throws -> Row
+            _ info: EntityInfo, count: Int, requireIdentity: Bool = false, _ row: (Int, Table) throws -> Row
         ) throws -> Range<Int64> where Row.Index == Int {
             let entity = info.entity.name
             // The table is moved out while rows are appended, so that it is changed in place.
@@ -470,6 +470,12 @@ extension InMemoryStore {
             for i in 0..<count {
                 let values = try row(i, table)
                 let key = table.identityKey { values[values.startIndex + $0] }
+                if requireIdentity, key == nil, !table.identity.isEmpty {
+                    let name = table.identity.first { values[values.startIndex + $0] == nil }.map { table.attributes[$0] } ?? ""
+                    throw StoreError(.missingIdentity, entity: entity, member: name,
+                                     "row \(i) of an insert batch of \(entity) leaves its identity attribute '\(name)' unset; "
+                                         + "an import never stores an object without its identity")
+                }
                 if let key, table.identityIndex[key] != nil {
                     throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
                 }
@@ -495,7 +501,7 @@ extension InMemoryStore {
                 throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
             }
             let inOrder = columns == Array(0..<state.tables[info.table].width)
-            let rows = try insertRows(info, count: batch.count) { i, table in
+            let rows = try insertRows(info, count: batch.count, requireIdentity: true) { i, table in
                 let row = batch.positionalValues(row: i)
                 for (a, type) in types.enumerated() {
                     if let value = row[row.startIndex + a] { try type.check(value, entity: entity, attribute: batch.attributes[a]) }

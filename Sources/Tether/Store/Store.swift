@@ -75,7 +75,8 @@ public protocol StoreWriter: StoreReader {
     /// everything), keeping the inverse consistent.
     func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws
     /// Inserts new objects of one entity with their to-one links (the import's write path); returns
-    /// the new ids in row order. Has a default implementation over ``insert(_:values:)`` and
+    /// the new ids in row order. A row that leaves an identity attribute of the entity unset is
+    /// refused with ``StoreError/Kind/missingIdentity``. Has a default implementation over ``insert(_:values:)`` and
     /// ``setRelated(_:of:to:)``, which defines its effect. When it throws, rows before the failing
     /// one may or may not have been inserted (an import then rolls its transaction back).
     func insert(_ batch: InsertBatch) throws -> [ObjectID]
@@ -131,6 +132,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unknownRelationship = Kind("unknownRelationship")
         public static let objectNotFound = Kind("objectNotFound")
         public static let duplicateIdentity = Kind("duplicateIdentity")
+        /// A row of an ``InsertBatch`` (the import's write path) leaves an identity attribute unset.
+        public static let missingIdentity = Kind("missingIdentity")
         public static let typeMismatch = Kind("typeMismatch")
         public static let notPrepared = Kind("notPrepared")
         public static let incompatibleSchema = Kind("incompatibleSchema")

@@ -18,6 +18,12 @@ public struct InsertBatch: Sendable {
     public let attributes: [String]
     /// To-one relationships of ``entity`` that each row links on insert (a nil target: no link).
     public let relationships: [String]
+    /// The entity's identity attributes, each of which every row must set: a store refuses a row
+    /// that leaves one unset with ``StoreError/Kind/missingIdentity``, so that no import ever
+    /// stores an object it could not find again. The import fills it in; the built-in stores
+    /// check their schema's identity whatever it says. (A local insert,
+    /// ``StoreWriter/insert(_:values:)``, may leave the identity unset, for the server to assign.)
+    public var identity: [String] = []
     /// The number of rows.
     public var count: Int { starts.count }
     /// The rows' values, each row's in a run of `attributes.count`; an import shares its own
@@ -70,6 +76,16 @@ public struct InsertBatch: Sendable {
     /// The value of attribute number `attribute` in row `row`.
     @inlinable
     public func value(row: Int, attribute: Int) -> Value? { storage[starts[row] + attribute] }
+
+    /// Throws ``StoreError/Kind/missingIdentity`` when row `row` leaves an attribute at one of
+    /// `positions` (the identity's, among ``attributes``) unset.
+    public func checkIdentity(row: Int, positions: [Int]) throws(StoreError) {
+        for position in positions where value(row: row, attribute: position) == nil {
+            throw StoreError(.missingIdentity, entity: entity, member: attributes[position],
+                             "row \(row) of an insert batch of \(entity) leaves its identity attribute '\(attributes[position])' unset; "
+                                 + "an import never stores an object without its identity")
+        }
+    }
 
     /// The target of relationship number `relationship` in row `row`.
     @inlinable
@@ -317,7 +333,15 @@ extension StoreWriter {
     public func insert(_ batch: InsertBatch) throws -> [ObjectID] {
         var ids: [ObjectID] = []
         ids.reserveCapacity(batch.count)
+        let identity = try batch.identity.map { name in
+            guard let position = batch.attributes.firstIndex(of: name) else {
+                throw StoreError(.missingIdentity, entity: batch.entity, member: name,
+                                 "an insert batch of \(batch.entity) gives no values of its identity attribute '\(name)'")
+            }
+            return position
+        }
         for row in 0..<batch.count {
+            try batch.checkIdentity(row: row, positions: identity)
             let id = try insert(batch.entity, values: batch.values(row: row)).id
             for (r, relationship) in batch.relationships.enumerated() {
                 if let target = batch.target(row: row, relationship: r) { try setRelated(relationship, of: id, to: [target]) }
