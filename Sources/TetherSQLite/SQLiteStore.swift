@@ -21,7 +21,8 @@ import Synchronization
 ///
 /// The file runs in WAL mode with two connections: writes are serialised on one, each
 /// ``write(_:)`` being one transaction, and reads run on the other, seeing the last committed
-/// state even while a write is in progress.
+/// state even while a write is in progress. Each connection's transactions run on a thread of the
+/// store's own (``StoreExecutor``), never on a thread of Swift's cooperative pool.
 public final class SQLiteStore: Store {
     /// The path of the database file.
     public let path: String
@@ -32,6 +33,10 @@ public final class SQLiteStore: Store {
     private let broadcaster = ChangeBroadcaster()
     /// Checkpoints the log after large commits, off the writer's path (nil when read-only).
     private let checkpointer: Checkpointer?
+    /// Where write and read transactions run, each on a thread of its own: neither a transaction
+    /// nor one waiting for the connection holds a thread of the cooperative pool.
+    private let writes = StoreExecutor(label: "tether.sqlite.write")
+    private let reads = StoreExecutor(label: "tether.sqlite.read")
 
     /// Opens (creating if needed) the database at `path`.
     ///
@@ -172,7 +177,7 @@ public final class SQLiteStore: Store {
     /// ``SQLiteTransaction/fetch(_:sql:arguments:)``).
     public func readSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
         let layout = try currentLayout()
-        return try reader.withLock { connection throws -> T in
+        return try await reads.run { try reader.withLock { connection throws -> T in
             guard let connection else { throw closedError() }
             try connection.exec("BEGIN", "starting a read")
             let transaction = SQLiteTransaction(connection, layout, writable: false)
@@ -181,7 +186,7 @@ public final class SQLiteStore: Store {
                 if connection.inTransaction { try? connection.exec("COMMIT", "ending a read") }
             }
             return try body(transaction)
-        }
+        } }
     }
 
     /// Runs `body` in one write transaction with access to SQL (``SQLiteTransaction/execute(_:_:)``
@@ -189,7 +194,7 @@ public final class SQLiteStore: Store {
     /// ``changes()``.
     public func writeSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
         let layout = try currentLayout()
-        let (result, changes, logFrames) = try writer.withLock { connection throws -> (T, ChangeSet, Int32) in
+        let (result, changes, logFrames) = try await writes.run { try writer.withLock { connection throws -> (T, ChangeSet, Int32) in
             guard let connection else { throw closedError() }
             checkpointer?.wait()
             try connection.exec("BEGIN IMMEDIATE", "starting a write")
@@ -205,7 +210,7 @@ public final class SQLiteStore: Store {
                 if connection.inTransaction { try? connection.exec("ROLLBACK", "rolling back") }
                 throw error
             }
-        }
+        } }
         checkpointer?.committed(frames: logFrames)
         broadcaster.send(changes)
         return result

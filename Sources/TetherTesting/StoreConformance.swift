@@ -38,6 +38,7 @@ public struct StoreConformance: Sendable {
         case deleteRules
         case rollback
         case readDuringWrite
+        case waitingOffThePool
         case changeSets
         case valuesRoundTrip
         case batchInsert
@@ -95,6 +96,7 @@ public struct StoreConformance: Sendable {
         case .deleteRules: try await checks.deleteRules()
         case .rollback: try await checks.rollback()
         case .readDuringWrite: try await checks.readDuringWrite()
+        case .waitingOffThePool: try await checks.waitingOffThePool()
         case .changeSets: try await checks.changeSets()
         case .valuesRoundTrip: try await checks.valuesRoundTrip()
         case .batchInsert: try await checks.batchInsert()

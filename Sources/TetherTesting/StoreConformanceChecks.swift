@@ -2,17 +2,6 @@ import Foundation
 import Synchronization
 import Tether
 
-/// A task executor on its own dispatch queue, so that a check can hold a write open (blocking that
-/// queue's thread) without taking a thread of the cooperative pool.
-final class QueueExecutor: TaskExecutor {
-    let queue = DispatchQueue(label: "tether.conformance.writer")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 struct Checks: Sendable {
     let store: any Store
     let check: StoreConformance.Check
@@ -523,18 +512,55 @@ struct Checks: Sendable {
             let count = try await store.read { try $0.count(Query("Item")) }
             seen.withLock { $0 = count }
         }
-        try await withTaskExecutorPreference(QueueExecutor()) {
-            try await store.write { writer in
-                _ = try writer.insert("Item", values: ["id": .int(2)])
-                seen.withLock { $0 = -1 }
-                // Hold the transaction open (on the executor's own thread) until the read is done.
-                let deadline = Date().addingTimeInterval(20)
-                while seen.withLock({ $0 }) == -1 && Date() < deadline { usleep(1000) }
-            }
+        try await store.write { writer in
+            _ = try writer.insert("Item", values: ["id": .int(2)])
+            seen.withLock { $0 = -1 }
+            // Hold the transaction open until the read is done (a store runs its transactions off
+            // the cooperative pool: see `waitingOffThePool`).
+            let deadline = Date().addingTimeInterval(20)
+            while seen.withLock({ $0 }) == -1 && Date() < deadline { usleep(1000) }
         }
         try await reader.value
         try expectEqual(seen.withLock { $0 }, 1, "objects a read saw during a write (the last committed state)")
         try expectEqual(try await store.read { try $0.count(Query("Item")) }, 2, "objects after the write")
+    }
+
+    /// A transaction, and a writer waiting for another, hold no thread of the cooperative pool:
+    /// eight writes, the first blocked until a task of the pool lets it go. A store that blocks
+    /// pool threads starves that task (the pool has one thread per core), and the check fails
+    /// after 20 seconds instead of hanging.
+    func waitingOffThePool() async throws {
+        try prepared()
+        let gate = DispatchSemaphore(value: 0)
+        final class Flag: Sendable { let value = Atomic(false) }
+        let started = Flag()
+        let store = self.store
+        let writes = (0..<8).map { i in
+            Task {
+                try await store.write { writer in
+                    // The first transaction to begin waits for the gate; the others insert.
+                    if !started.value.exchange(true, ordering: .sequentiallyConsistent) {
+                        guard gate.wait(timeout: .now() + 20) == .success else { throw Abort() }
+                        return
+                    }
+                    _ = try writer.insert("Item", values: ["id": .int(Int64(i))])
+                }
+            }
+        }
+        // On the cooperative pool: waits for the first transaction to begin, then opens the gate.
+        let opener = Task {
+            while !started.value.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
+            gate.signal()
+        }
+        for (i, write) in writes.enumerated() {
+            do {
+                try await write.value
+            } catch is Abort {
+                throw ConformanceFailure(check: check, "write \(i) waited 20 s for a task of the cooperative pool: the store's transactions (or writers waiting for one) hold its threads")
+            }
+        }
+        try await opener.value
+        try expectEqual(try await store.read { try $0.count(Query("Item")) }, 7, "objects after eight writes")
     }
 
     func changeSets() async throws {

@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Writes are serialised and atomic: a transaction works on a copy-on-write snapshot that
 /// replaces the committed state only when the body returns. Reads take the last committed
-/// snapshot and never wait for a write to finish.
+/// snapshot and never wait for a write to finish. Transactions run on a thread of the store's own
+/// (``StoreExecutor``), so that a write, or a write waiting for another, never holds a thread of
+/// Swift's cooperative pool.
 ///
 /// Layout: each entity is a table of rows by position (attribute values in schema order), kept in
 /// chunks of ``Table/chunkRows`` rows, with row ids counted per entity from 1; each relationship
@@ -18,6 +20,9 @@ public final class InMemoryStore: Store {
     /// Serialises writers; held for the whole transaction, separately from `state`, so that
     /// readers never wait for a writer.
     private let writeLock = Mutex(())
+    /// Where transactions run: a writer, or one waiting for another, never holds a thread of the
+    /// cooperative pool.
+    private let writes = StoreExecutor(label: "tether.memory.write")
     private let broadcaster = ChangeBroadcaster()
 
     public init() {}
@@ -36,11 +41,13 @@ public final class InMemoryStore: Store {
     }
 
     public func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
-        let (result, changes) = try writeLock.withLock { _ in
-            let transaction = Transaction(state.withLock { $0 })
-            let result = try body(transaction)
-            state.withLock { $0 = transaction.state }
-            return (result, transaction.changes)
+        let (result, changes) = try await writes.run {
+            try writeLock.withLock { _ in
+                let transaction = Transaction(state.withLock { $0 })
+                let result = try body(transaction)
+                state.withLock { $0 = transaction.state }
+                return (result, transaction.changes)
+            }
         }
         broadcaster.send(changes)
         return result
