@@ -201,7 +201,7 @@ private func json(_ text: String) -> Data { Data(text.utf8) }
     }
 
     @Test func badValuesAreReportedNotSet() async throws {
-        let tasks = try await client.import(json(#"[{"id": 5, "description": 12, "done": "yes"}]"#), as: taskMapping)
+        let tasks = try await client.import(json(#"[{"id": 5, "description": true, "done": "yes"}]"#), as: taskMapping)
         #expect(tasks == [Task(id: 5)])
         await #expect(throws: ImportError.self) {
             _ = try await client.import(json(#"[{"id": 6, "done": "yes"}]"#), as: taskMapping, options: ImportOptions(policy: .fail))

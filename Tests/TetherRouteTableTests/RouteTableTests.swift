@@ -156,7 +156,7 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
     }
 
     @Test func envelopeFailingHalfwayRollsBack() async throws {
-        transport.respond(.get, "/v2/api/sync", with: .json(#"{"User": [{"user_id": 1}], "Group": [{"id": 1, "title": 5}]}"#))
+        transport.respond(.get, "/v2/api/sync", with: .json(#"{"User": [{"user_id": 1}], "Group": [{"id": 1, "title": {"en": 5}}]}"#))
         let client = try makeClient(transport)
         await #expect(throws: ImportError.self) { _ = try await client.call("sync", options: ImportOptions(policy: .fail)) }
         #expect(try await client.count(Query("User")) == 0)

@@ -66,7 +66,7 @@ import Testing
         let client = try makeClient()
         _ = try await client.import(JSON(parsing: #"{"id": 1, "login": "octocat", "age": 3}"#), as: "User")
         let result = try await client.import(
-            JSON(parsing: #"[{"id": 1, "login": 42, "age": 70000, "admin": "yes", "createdAt": "yesterday", "token": "nope"}]"#),
+            JSON(parsing: #"[{"id": 1, "login": true, "age": 70000, "admin": "yes", "createdAt": "yesterday", "token": "nope"}]"#),
             as: "User")
         let user = try #require(try await client.object("User", identity: .int(1)))
         #expect(user["login"] == .string("octocat"))  // kept
@@ -725,7 +725,7 @@ import Testing
         await #expect(throws: ImportError.self) {
             try await client.import([
                 (entity: "User", json: try JSON(parsing: #"[{"id": 2}]"#)),
-                (entity: "Repository", json: try JSON(parsing: #"[{"id": 6, "name": 5}]"#)),
+                (entity: "Repository", json: try JSON(parsing: #"[{"id": 6, "name": false}]"#)),
             ])
         }
         #expect(try await client.count(Query("User")) == 1)
@@ -755,5 +755,102 @@ extension Sequence {
         var result: [T] = []
         for element in self { result.append(try await transform(element)) }
         return result
+    }
+}
+
+/// One coercion rule (issue 19): lossless conversions by default, as RestKit and Sync make them;
+/// lossy or ambiguous ones reported; `.strict` takes only each attribute's own JSON type.
+@Suite struct CoercionTests {
+    static let schema = try! Schema {
+        Entity("Item") {
+            Attribute("id", .int64)
+            Attribute("count", .int32)
+            Attribute("small", .int16)
+            Attribute("score", .double)
+            Attribute("ratio", .float)
+            Attribute("price", .decimal)
+            Attribute("flag", .bool)
+            Attribute("label", .string)
+        }
+        Entity("Event") {
+            Attribute("startsAt", .date)
+            Attribute("title", .string)
+        }
+    }
+
+    func client(_ coercion: ImportOptions.Coercion = .lossless) throws -> Client {
+        try Client.Builder(schema: Self.schema).importOptions(ImportOptions(coercion: coercion)).build()
+    }
+
+    @Test func losslessConversionsAreMade() async throws {
+        let text = #"[{"id": "1", "count": "187", "small": "-12", "score": "131.3", "ratio": "1e-3", "price": 19.5, "flag": "true", "label": 42},"#
+            + #"{"id": 2, "flag": "false", "label": 1.5, "count": 12.0}]"#
+        for json in [try JSON(parsing: Data(text.utf8))] {
+            let client = try client()
+            let byData = try await client.import(Data(text.utf8), as: "Item")
+            let byTree = try await client.import(json, as: "Item")
+            #expect(byData.diagnostics.isEmpty, "\(byData.diagnostics)")
+            #expect(byTree.diagnostics.isEmpty)
+            #expect(byTree.unchanged.count == 2, "the two ways give the same values")
+            let items = try await client.fetch(Query("Item", sortedBy: [.ascending("id")]))
+            #expect(items[0].values == [
+                "id": .int(1), "count": .int(187), "small": .int(-12), "score": .double(131.3), "ratio": .double(0.001),
+                "price": .decimal(Decimal(string: "19.5")!), "flag": .bool(true), "label": .string("42"),
+            ])
+            #expect(items[1].values == ["id": .int(2), "flag": .bool(false), "label": .string("1.5"), "count": .int(12)])
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"id": 3, "count": "1.5"}"#, "count"),  // a fraction for an integer
+        (#"{"id": 3, "count": "3000000000"}"#, "count"),  // out of range
+        (#"{"id": 3, "small": "70000"}"#, "small"),
+        (#"{"id": 3, "count": " 12"}"#, "count"),  // not a number as written
+        (#"{"id": 3, "flag": "yes"}"#, "flag"),  // ambiguous
+        (#"{"id": 3, "flag": 1}"#, "flag"),
+        (#"{"id": 3, "score": "nan"}"#, "score"),
+        (#"{"id": 3, "score": "0x10"}"#, "score"),
+        (#"{"id": 3, "label": true}"#, "label"),
+        (#"{"id": 3, "label": {"a": 1}}"#, "label"),
+    ])
+    func lossyConversionsAreReported(_ payload: String, _ attribute: String) async throws {
+        let client = try client()
+        let result = try await client.import(Data(payload.utf8), as: "Item")
+        #expect(result.diagnostics.map(\.attribute) == [attribute])
+        #expect(result.diagnostics.first?.action == .valueSkipped)
+        let item = try #require(try await client.object("Item", identity: .int(3)))
+        #expect(item[attribute] == nil)
+    }
+
+    @Test func strictTakesOnlyTheAttributesOwnType() async throws {
+        let client = try client(.strict)
+        let result = try await client.import(Data(#"[{"id": "4", "count": "187", "flag": "true", "label": 42, "score": 2}]"#.utf8), as: "Item")
+        #expect(Set(result.diagnostics.compactMap(\.attribute)) == ["count", "flag", "label"])
+        let item = try #require(try await client.object("Item", identity: .int(4)))
+        #expect(item.values == ["id": .int(4), "score": .double(2)], "the identity is still read leniently")
+    }
+
+    @Test func identitiesMeetAcrossTypesInLookups() async throws {
+        let client = try client()
+        _ = try await client.import(Data(#"[{"id": 12345}]"#.utf8), as: "Item")
+        #expect(try await client.object("Item", identity: .string("12345"))?["id"] == .int(12345))
+        #expect(try await client.object("Item", identity: .int(12345)) != nil)
+        await #expect(throws: StoreError.self) { _ = try await client.object("Item", identity: .string("x")) }
+    }
+
+    /// A date attribute can be the identity: ISO 8601 strings and Unix seconds name the same object.
+    @Test func aDateCanBeTheIdentity() async throws {
+        let client = try Client.Builder(schema: Self.schema).identity(.attribute("id", overrides: ["Event": ["startsAt"]])).build()
+        let first = try await client.import(Data(#"[{"startsAt": "2011-01-26T19:01:12Z", "title": "a"}]"#.utf8), as: "Event")
+        #expect(first.inserted.count == 1)
+        #expect(first.diagnostics.isEmpty)
+        let again = try await client.import(try JSON(parsing: Data(#"[{"startsAt": 1296068472, "title": "b"}]"#.utf8)), as: "Event")
+        #expect(again.inserted.isEmpty)
+        #expect(again.updated.count == 1)
+        let events = try await client.fetch(Query("Event"))
+        #expect(events.map { $0["title"] } == [.string("b")])
+        #expect(try await client.object("Event", identity: .string("2011-01-26T19:01:12Z"))?["title"] == .string("b"))
+        let unusable = try await client.import(Data(#"[{"startsAt": "someday"}]"#.utf8), as: "Event")
+        #expect(unusable.diagnostics.map(\.problem) == [.missingIdentity])
     }
 }

@@ -64,7 +64,7 @@ import Tether
         }
         // Repository 2 repeats in a later batch with a new name: the last occurrence wins.
         repositories.append(#"{"id": 2, "name": "renamed", "owner_id": 3}"#)
-        repositories.append(#"{"id": 99, "name": 5}"#)
+        repositories.append(#"{"id": 99, "name": [5]}"#)
         let url = try write("[" + repositories.joined(separator: ",\n") + "]")
         defer { try? FileManager.default.removeItem(at: url) }
 

@@ -119,10 +119,41 @@ public final class Client: Sendable {
         try await store.read { try $0.object(id) }
     }
 
-    /// The stored object of `entity` with this identity (one value per identity attribute).
+    /// The stored object of `entity` with this identity (one value per identity attribute),
+    /// read as an import reads identities: `.string("12")` finds the object whose int64 `id` is 12.
+    /// A value that cannot be such an identity (`.string("x")` for an integer) throws a
+    /// ``StoreError`` (`.typeMismatch`).
     public func object(_ entity: String, identity: Value...) async throws -> Object? {
-        let key = IdentityKey(identity)
+        let key = try identityKey(entity, identity)
         return try await store.read { try $0.objects(entity, identities: [key])[key] }
+    }
+
+    /// The identity key of `values` for `entity`, each value converted as an import converts an
+    /// identity (the ``IdentityStrategy``, then the date formats for a date).
+    func identityKey(_ entity: String, _ values: [Value]) throws -> IdentityKey {
+        guard let identity = mapping[entity]?.identity else {
+            throw StoreError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
+        }
+        guard identity.count == values.count else {
+            throw StoreError(.typeMismatch, entity: entity,
+                             "\(entity) is identified by \(identity.count) value(s) (\(identity.map(\.name).joined(separator: ", "))), \(values.count) given")
+        }
+        let importer = try Importer(client: self, options: importOptions)
+        return IdentityKey(try zip(identity, values).map { attribute, value in
+            if attribute.type.accepts(value) { return value }
+            let json: JSON? = switch value {
+            case .string(let s): .string(s)
+            case .int(let i): .int(i)
+            case .double(let d): .double(d)
+            case .bool(let b): .bool(b)
+            default: nil
+            }
+            guard let json, let converted = importer.identityValue(json, for: attribute.attribute) else {
+                throw StoreError(.typeMismatch, entity: entity, member: attribute.name,
+                                 "\(value) cannot be the \(attribute.type) identity '\(attribute.name)' of \(entity)")
+            }
+            return converted
+        })
     }
 
     /// The objects linked to `id` through `relationship`.

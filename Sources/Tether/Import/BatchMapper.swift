@@ -522,14 +522,14 @@ struct BatchMapper<V: ImportValue> {
         let identity = plan.mapping.identity
         if identity.count == 1 {
             guard let json = value(of: plan.identityFields[0], base), !json.isNull,
-                let value = importer.identity.identityValue(from: json.materialize(), for: identity[0].attribute)
+                let value = importer.identityValue(json.materialize(), for: identity[0].attribute)
             else { return nil }
             return IdentityKey(value)
         }
         var values: [Value] = []
         for (k, attribute) in identity.enumerated() {
             guard let json = value(of: plan.identityFields[k], base), !json.isNull,
-                let value = importer.identity.identityValue(from: json.materialize(), for: attribute.attribute)
+                let value = importer.identityValue(json.materialize(), for: attribute.attribute)
             else { return nil }
             values.append(value)
         }
@@ -539,6 +539,6 @@ struct BatchMapper<V: ImportValue> {
     /// The identity a scalar id names in `destination` (single-attribute identities only).
     private func referenceKey(_ json: V, _ destination: EntityPlan) -> IdentityKey? {
         guard destination.mapping.identity.count == 1, !json.isObject, !json.isArray, !json.isNull else { return nil }
-        return importer.identity.identityValue(from: json.materialize(), for: destination.mapping.identity[0].attribute).map(IdentityKey.init)
+        return importer.identityValue(json.materialize(), for: destination.mapping.identity[0].attribute).map(IdentityKey.init)
     }
 }

@@ -10,7 +10,22 @@ public struct ImportOptions: Sendable, Hashable {
         case fail
     }
 
+    /// How far values are converted to their attribute's type (``Coercion``).
+    public enum Coercion: Sendable, Hashable {
+        /// Lossless conversions are made, as RestKit and Sync make them: `"187"` → 187, `"131.3"`
+        /// → 131.3, `"true"`/`"false"` → a bool, a number → a string attribute's text, `12.0` →
+        /// 12. A lossy or ambiguous one (`"1.5"` → an integer, `"yes"` → a bool, out of range) is
+        /// rejected and reported (the default).
+        case lossless
+        /// Only values of the attribute's own JSON type are taken (and integers written as exact
+        /// numbers, `12.0`): `"187"` for an integer attribute is rejected and reported.
+        case strict
+    }
+
     public var policy: Policy
+    /// How values are converted; identities are read by the client's ``IdentityStrategy``,
+    /// whose default takes `12345` and `"12345"` alike in either mode.
+    public var coercion: Coercion = .lossless
     /// Top-level objects resolved against the store at a time (all batches are still one
     /// transaction). Each batch makes one identity lookup per entity and holds its objects'
     /// values until it is written, so memory grows with the batch, while time barely depends on
@@ -23,8 +38,9 @@ public struct ImportOptions: Sendable, Hashable {
     /// tests make it small.
     var rememberedLimit = 1 << 17
 
-    public init(policy: Policy = .report, batchSize: Int = 10_000) {
+    public init(policy: Policy = .report, coercion: Coercion = .lossless, batchSize: Int = 10_000) {
         self.policy = policy
+        self.coercion = coercion
         self.batchSize = max(1, batchSize)
     }
 }
@@ -140,4 +156,40 @@ public protocol AttributeTransformer: Sendable {
     func value(from json: JSON) throws -> Value
     /// Converts a stored value back to JSON (for request bodies).
     func json(from value: Value) -> JSON
+}
+
+/// The lossless conversions of ``ImportOptions/Coercion/lossless``: a JSON value of another type
+/// rewritten as the JSON type an attribute takes, or nil when no conversion keeps it exactly.
+enum ValueCoercion {
+    static func lossless(_ json: JSON, to type: AttributeType) -> JSON? {
+        switch (type, json) {
+        case (.int16, .string(let s)), (.int32, .string(let s)), (.int64, .string(let s)):
+            return Int64(s).map(JSON.int)  // "1.5", " 12", "1e3" are not integers as written
+        case (.double, .string(let s)), (.float, .string(let s)):
+            guard isDecimalNumber(s), let d = Double(s), d.isFinite else { return nil }
+            return .double(d)
+        case (.bool, .string("true")): return .bool(true)
+        case (.bool, .string("false")): return .bool(false)
+        case (.string, .int(let i)): return .string(String(i))
+        case (.string, .double(let d)): return d.isFinite ? .string("\(d)") : nil
+        default: return nil
+        }
+    }
+
+    /// A number as JSON writes one, optionally signed: `-12`, `131.3`, `1e-3`. Not `nan`,
+    /// `inf`, hexadecimal, or with spaces.
+    static func isDecimalNumber(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        var digits = false
+        for (i, byte) in bytes.enumerated() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits = true
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): break
+            // a sign leads the number or its exponent
+            case UInt8(ascii: "-"), UInt8(ascii: "+"): if i != 0 && bytes[i - 1] | 0x20 != UInt8(ascii: "e") { return false }
+            default: return false
+            }
+        }
+        return digits
+    }
 }

@@ -202,6 +202,17 @@ struct Importer: Sendable {
         return nil
     }
 
+    /// The identity value of `json` for an identity attribute: the ``IdentityStrategy``'s, or for
+    /// a date the client's date formats (`"2011-01-26T19:01:12Z"`, Unix seconds) when the strategy
+    /// gives none.
+    func identityValue(_ json: JSON, for attribute: Attribute) -> Value? {
+        if let value = identity.identityValue(from: json, for: attribute) { return value }
+        guard case .date = attribute.type, let date = dateDecoding.date(from: json), DateDecoding.representableRange.contains(date) else {
+            return nil
+        }
+        return .date(date)
+    }
+
     /// Converts a value (not null) to the attribute's stored value.
     @inline(__always)
     func value<V: ImportValue>(_ json: V, _ kind: DirectKind, for attribute: @autoclosure () -> Attribute) -> Result<Value, Rejection> {
@@ -211,6 +222,16 @@ struct Importer: Sendable {
 
     /// Converts a JSON value (not null) to the attribute's stored value.
     func value(_ json: JSON, for attribute: Attribute) -> Result<Value, Rejection> {
+        let converted = exactValue(json, for: attribute)
+        guard options.coercion == .lossless, case .failure(let rejection) = converted, rejection.problem == .typeMismatch,
+            let coerced = ValueCoercion.lossless(json, to: attribute.type)
+        else { return converted }
+        // Converted to the attribute's own JSON type: then checked as such (range, date formats).
+        return exactValue(coerced, for: attribute)
+    }
+
+    /// Converts a JSON value (not null) of the attribute's own JSON type to its stored value.
+    private func exactValue(_ json: JSON, for attribute: Attribute) -> Result<Value, Rejection> {
         func mismatch() -> Result<Value, Rejection> {
             .failure(Rejection(.typeMismatch, "expected \(attribute.type), found \(json.typeName) \(json)"))
         }

@@ -422,7 +422,7 @@ extension Client {
             var setting: [String: Value] = [:]
             var values: [Value] = []
             for attribute in entity.identity {
-                guard let raw = json[attribute.keyPath], let value = identity.identityValue(from: raw, for: attribute.attribute) else {
+                guard let raw = json[attribute.keyPath], let value = importer.identityValue(raw, for: attribute.attribute) else {
                     throw ImportError(path: JSONPath(attribute.keyPath.components.map { .key($0) }), entity: entity.name,
                                       attribute: attribute.name, message: "the answer carries no usable identity '\(attribute.keyPath)'")
                 }
