@@ -274,6 +274,26 @@ public final class SQLiteTransaction: StoreWriter {
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { decodeObject(info, $0) }
     }
 
+    /// The ids `fetch` would find, read from the `rowid`s alone.
+    public func ids(_ query: Query) throws -> [ObjectID] {
+        let info = try info(query.entity)
+        try checkQuery(query, info)
+        if needsSwift(query, info) { return query.apply(to: try allObjects(info)).map(\.id) }
+        var arguments: [SQLValue] = []
+        var sql = "SELECT \"rowid\" FROM \(info.table)"
+        if let condition = query.condition {
+            sql += " WHERE " + translate(condition, info, &arguments)
+        }
+        sql += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
+        if query.limit != nil || query.offset > 0 {
+            sql += " LIMIT ? OFFSET ?"
+            arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
+            arguments.append(.int(Int64(max(0, query.offset))))
+        }
+        let entity = query.entity
+        return try connection.query(sql, arguments, context: "fetching \(query.entity)") { ObjectID(entity: entity, rowID: $0.int(0)) }
+    }
+
     public func count(_ query: Query) throws -> Int {
         let info = try info(query.entity)
         try checkQuery(query, info)

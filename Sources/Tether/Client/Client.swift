@@ -92,6 +92,95 @@ public final class Client: Sendable {
         }
     }
 
+    /// How an import into a parent's relationship treats the objects already linked there.
+    public enum ParentLink: Sendable, Hashable {
+        /// The relationship is set to exactly the payload's objects, in payload order (the
+        /// objects no longer listed are unlinked, or deleted with ``ImportOptions/deleteMissing``
+        /// scoped `.related(relationship, of: parent)`).
+        case replacing
+        /// The payload's objects are added after those linked already.
+        case adding
+    }
+
+    /// Imports JSON bytes as the objects of one parent's relationship (a user's repositories),
+    /// without HTTP, in one transaction: the objects are imported as ``import(_:as:options:)``
+    /// imports them, then linked to `parent` through `relationship`, replacing what is linked or
+    /// adding to it.
+    ///
+    /// ```swift
+    /// try await client.import(data, as: "Repository", into: "repositories", of: user.id,
+    ///                         options: ImportOptions(deleteMissing: .related("repositories", of: user.id)))
+    /// ```
+    public func `import`(
+        _ data: Data, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
+        options: ImportOptions? = nil
+    ) async throws -> ImportResult {
+        let toMany = try checkParent(relationship, of: parent, entity: entity)
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        return try await store.write { writer in
+            try Self.checkStored(parent, writer)
+            let result = try data.withUnsafeBytes { raw in
+                try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
+            }
+            try Self.link(result, into: relationship, of: parent, link, toMany: toMany, writer)
+            return result
+        }
+    }
+
+    /// Imports a parsed JSON value as the objects of one parent's relationship; see
+    /// ``import(_:as:into:of:_:options:)-(Data,_,_,_,_,_)``.
+    public func `import`(
+        _ json: JSON, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
+        options: ImportOptions? = nil
+    ) async throws -> ImportResult {
+        let toMany = try checkParent(relationship, of: parent, entity: entity)
+        let importer = try Importer(client: self, options: options ?? importOptions)
+        return try await store.write { writer in
+            try Self.checkStored(parent, writer)
+            let result = try importer.run([(entity, json)], in: writer)
+            try Self.link(result, into: relationship, of: parent, link, toMany: toMany, writer)
+            return result
+        }
+    }
+
+    /// Whether the relationship to import into is to-many; throws when it cannot hold `entity`.
+    private func checkParent(_ relationship: String, of parent: ObjectID, entity: String) throws -> Bool {
+        guard let declared = schema[parent.entity]?.relationship(named: relationship) else {
+            throw ImportError(path: .root, entity: parent.entity, attribute: relationship,
+                              message: "\(parent.entity) has no relationship '\(relationship)' to import into")
+        }
+        guard declared.destination == entity else {
+            throw ImportError(path: .root, entity: entity, attribute: relationship,
+                              message: "\(parent.entity).\(relationship) holds \(declared.destination) objects, not \(entity)")
+        }
+        return declared.isToMany
+    }
+
+    private static func checkStored(_ parent: ObjectID, _ writer: any StoreWriter) throws {
+        guard try writer.object(parent) != nil else {
+            throw StoreError(.objectNotFound, entity: parent.entity, "\(parent), the parent to import into, is not stored")
+        }
+    }
+
+    private static func link(
+        _ result: ImportResult, into relationship: String, of parent: ObjectID, _ link: ParentLink, toMany: Bool, _ writer: any StoreWriter
+    ) throws {
+        var targets = Array(result.objects)
+        if !toMany {
+            // A to-one relationship holds the last object of the payload; adding replaces too.
+            if let last = targets.last {
+                targets = [last]
+            } else if link == .adding {
+                targets = try writer.related(relationship, of: parent)
+            }
+        } else if link == .adding {
+            let linked = try writer.related(relationship, of: parent)
+            let known = Set(linked)
+            targets = linked + targets.filter { !known.contains($0) }
+        }
+        try writer.setRelated(relationship, of: parent, to: targets)
+    }
+
     /// Imports several payloads, each as its entity, in one transaction (a multi-entity envelope).
     public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
         let importer = try Importer(client: self, options: options ?? importOptions)

@@ -36,6 +36,9 @@ struct MappedBatch: Sendable {
         /// values for it, and the session need not look it up when it remembers the id (it is
         /// stored: an earlier batch wrote it).
         var repeatsEarlierBatch = false
+        /// Its last occurrence is a tombstone (``ImportOptions/tombstones``): the stored object
+        /// is deleted, a new one is not inserted, and no link is made to or from it.
+        var tombstone = false
     }
 
     enum LinkTarget: Sendable {
@@ -178,6 +181,10 @@ struct BatchMapper<V: ImportValue> {
     /// earlier batch of the import, when applying it again would change nothing (as
     /// ``lastApplied``). A keyed hash (``Hasher``), so that a payload cannot be made to collide.
     private var earlierTexts: [IdentityMap<Int>]
+    /// By entity ordinal: the tombstones of its objects (``ImportOptions/tombstones``), for the
+    /// top-level entity of the batch being mapped.
+    private var tombstones: [[Importer.TombstoneRule]] = []
+    private var tombstonesEntity = -1
 
     init(importer: Importer) {
         self.importer = importer
@@ -190,6 +197,10 @@ struct BatchMapper<V: ImportValue> {
     /// the payload, and with `indexed` each element's path adds its index, from `offset`.
     mutating func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
+        if tombstonesEntity != entity.ordinal {
+            tombstones = importer.tombstoneRules(imported: entity.ordinal)
+            tombstonesEntity = entity.ordinal
+        }
         lastApplied.removeAll(keepingCapacity: true)
         nested.removeAll(keepingCapacity: true)
         defer { lastApplied.removeAll(keepingCapacity: true) }  // it points into the source
@@ -303,6 +314,18 @@ struct BatchMapper<V: ImportValue> {
                         return slot
                     }
                 }
+            }
+        }
+
+        if !tombstones.isEmpty, !tombstones[plan.ordinal].isEmpty {
+            let marked = tombstones[plan.ordinal].contains { rule in
+                lookup(members, rule.keys).map { rule.values.contains($0.materialize()) } ?? false
+            }
+            batch.slots[slot].tombstone = marked
+            if marked {
+                batch.slots[slot].repeatsEarlierBatch = false
+                lastApplied[slot] = nil  // a later occurrence is applied, whatever its text
+                return slot
             }
         }
 

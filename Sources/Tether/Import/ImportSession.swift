@@ -34,6 +34,15 @@ final class ImportSession {
     /// By entity ordinal: the positions of the relationships whose targets the lookup read
     /// (``MappedBatch/Slot/targets``).
     private var lookedUpLinks: [[Int]]
+    /// By slot: the object occurs at the top level of the payload (else only nested), for
+    /// ``ImportOptions/insert`` and ``ImportOptions/update`` against their `…Relationships` twins.
+    private var isTopLevel: [Bool] = []
+    /// Objects deleted so far (tombstones, and whatever their delete rules took).
+    private var deleted: [ObjectID] = []
+    /// Children unlinked from a one-to-many relationship under ``ImportOptions/deleteRelationships``:
+    /// deleted at the end, unless the payload holds them elsewhere or they were linked again.
+    private var orphans: [(id: ObjectID, inverse: String)] = []
+    private let options: ImportOptions
 
     init(importer: Importer, writer: any StoreWriter) {
         self.importer = importer
@@ -42,6 +51,7 @@ final class ImportSession {
         self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
         self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
         self.rememberedRows = Array(repeating: IdentityMap(), count: importer.plans.count)
+        self.options = importer.options
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -57,8 +67,12 @@ final class ImportSession {
             if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
             last = key
         }
+        isTopLevel.removeAll(keepingCapacity: true)
+        isTopLevel.append(contentsOf: repeatElement(false, count: batch.slots.count))
+        for slot in batch.topLevel { isTopLevel[slot] = true }
         try resolve()
         try writeBatch()
+        try deleteTombstones()
         recordBatch()
         rememberRows()
     }
@@ -123,12 +137,20 @@ final class ImportSession {
         var groups: [UpdateGroup: Int] = [:]
         var last: (group: UpdateGroup, index: Int)?  // objects in a row tend to change the same attributes
         let values = batch.values
+        let gated = !options.insert || !options.update || !options.insertRelationships || !options.updateRelationships
         for slot in 0..<batch.objectSlots {
+            if batch.slots[slot].tombstone { continue }  // deleted after the links, or never inserted
             guard let positions = batch.slots[slot].changed else {
-                newSlots[batch.slots[slot].entity].append(slot)
+                if !gated || (isTopLevel[slot] ? options.insert : options.insertRelationships) {
+                    newSlots[batch.slots[slot].entity].append(slot)
+                }
                 continue
             }
             guard !positions.isEmpty else { continue }
+            if gated && !(isTopLevel[slot] ? options.update : options.updateRelationships) {
+                batch.slots[slot].changed = []  // it keeps its attributes, and is still linked
+                continue
+            }
             let start = batch.slots[slot].start
             let group = UpdateGroup(entity: batch.slots[slot].entity, positions: positions)
             let index: Int
@@ -190,6 +212,9 @@ final class ImportSession {
         // in one call per relationship, and set those that differ.
         var resolved: [(link: Int, ids: [ObjectID], looked: ObjectID??)] = []
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
+            // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
+            let source = batch.slots[batch.links[index].slot]
+            if source.id == nil || source.tombstone { continue }
             let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
             // Ids that name nothing stored are ignored; if none is left, the link is left alone.
             if batch.links[index].byReference && ids.isEmpty && !batch.links[index].targets.isEmpty { continue }
@@ -227,7 +252,26 @@ final class ImportSession {
             if same && !inverseAlsoSet { continue }
             try writer.setRelated(relationship.name, of: source, to: ids)
             if !same { batch.slots[slot].linksChanged = true }
+            // Children a nested one-to-many array no longer lists: deleted at the end (unless held
+            // elsewhere in the payload), not only unlinked.
+            if options.deleteRelationships, !same, relationship.isToMany, !batch.links[index].byReference,
+                let inverse = relationship.inverse, let inverseRelationship = plans[destination].mapping.relationship(inverse),
+                !inverseRelationship.relationship.isToMany {
+                let kept = Set(ids)
+                for child in before where !kept.contains(child) { orphans.append((child, inverse)) }
+            }
         }
+    }
+
+    /// Deletes the stored objects whose last occurrence in the batch is a tombstone, with the
+    /// schema's delete rules.
+    private func deleteTombstones() throws {
+        var ids: [ObjectID] = []
+        for slot in 0..<batch.objectSlots where batch.slots[slot].tombstone {
+            if let id = batch.slots[slot].id { ids.append(id) }
+        }
+        guard !ids.isEmpty else { return }
+        deleted.append(contentsOf: try DeleteRules.delete(ids, schema: importer.schema, in: writer))
     }
 
     /// The current target (nil: none) of a link's source as the lookup read it, when it did and
@@ -246,13 +290,15 @@ final class ImportSession {
         return .some(batch.slots[link.slot].targets[k])
     }
 
-    /// The id of a link target, if it has one (stored, or inserted already).
+    /// The id of a link target, if it has one (stored, or inserted already) and is not a tombstone.
     @inline(__always)
     private func resolve(_ target: MappedBatch.LinkTarget, _ destination: Int) -> ObjectID? {
-        switch target {
-        case .slot(let s): return batch.slots[s].id
-        case .identity(let key): return batch.identityMap[destination][key].flatMap { batch.slots[$0].id }
+        let slot: Int? = switch target {
+        case .slot(let s): s
+        case .identity(let key): batch.identityMap[destination][key]
         }
+        guard let slot, !batch.slots[slot].tombstone else { return nil }
+        return batch.slots[slot].id
     }
 
     /// Objects of one entity whose changed attributes are the same.
@@ -293,7 +339,7 @@ final class ImportSession {
     /// Folds the batch's slots into the result: first-touch order, strongest status wins.
     private func recordBatch() {
         for slot in 0..<batch.objectSlots {
-            guard let id = batch.slots[slot].id else { continue }
+            guard let id = batch.slots[slot].id, !batch.slots[slot].tombstone else { continue }
             let entity = batch.slots[slot].entity
             let now = batch.slots[slot].inserted ? Self.inserted
                 : (batch.slots[slot].attributesChanged || batch.slots[slot].linksChanged) ? Self.updated : Self.unchanged
@@ -313,8 +359,47 @@ final class ImportSession {
         diagnostics.append(contentsOf: batch.diagnostics)
     }
 
+    /// After the last batch: deletes the orphans of ``ImportOptions/deleteRelationships`` and, for
+    /// ``ImportOptions/deleteMissing``, the objects of each entity of `entities` (the imported
+    /// ones) in scope that the payload did not hold.
+    func finish(deletingMissingOf entities: [String]) throws {
+        var candidates: [ObjectID] = []
+        if !orphans.isEmpty {
+            var seen = Set<ObjectID>()
+            for (id, inverse) in orphans where seen.insert(id).inserted && !isHeld(id) {
+                // Linked again since (to another parent), or deleted already: kept, or nothing to do.
+                guard try writer.object(id) != nil, try writer.related(inverse, of: id).isEmpty else { continue }
+                candidates.append(id)
+            }
+        }
+        if let scope = options.deleteMissing {
+            for entity in Set(entities).sorted() {
+                let inScope: [ObjectID]
+                switch scope {
+                case .all: inScope = try writer.ids(Query(entity))
+                case .matching(let condition): inScope = try writer.ids(Query(entity, where: condition))
+                case .related(let name, let owner):
+                    guard try writer.object(owner) != nil else {
+                        throw StoreError(.objectNotFound, entity: owner.entity, "deleteMissing is scoped to \(owner).\(name), which is not stored")
+                    }
+                    inScope = try writer.related(name, of: owner)
+                }
+                candidates.append(contentsOf: inScope.filter { !isHeld($0) })
+            }
+        }
+        guard !candidates.isEmpty else { return }
+        deleted.append(contentsOf: try DeleteRules.delete(candidates, schema: importer.schema, in: writer))
+    }
+
+    /// Whether the payload mapped the object (anywhere, nested occurrences included).
+    private func isHeld(_ id: ObjectID) -> Bool {
+        guard let ordinal = importer.planIndex[id.entity] else { return false }
+        return status[ordinal][id.rowID] != nil
+    }
+
     func result() -> ImportResult {
         var result = ImportResult()
+        result.deleted = deleted
         result.objects = topLevel
         var entity = (name: "", ordinal: 0)
         for id in order {

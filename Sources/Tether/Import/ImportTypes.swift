@@ -33,15 +33,111 @@ public struct ImportOptions: Sendable, Hashable {
     /// array read from bytes or a file starts with smaller ones (an eighth, a quarter, a half), so
     /// that writing starts early.
     public var batchSize: Int
+    /// Inserts objects of the imported entity whose identity is not stored (Sync's `insert`); when
+    /// false, such an object is ignored, as are links to it.
+    public var insert = true
+    /// Updates the attributes of stored objects of the imported entity (Sync's `update`); when
+    /// false, a stored object keeps its attributes but is still the object the payload refers to:
+    /// its links are set.
+    public var update = true
+    /// ``insert`` for nested objects (and objects named by id in the payload's arrays).
+    public var insertRelationships = true
+    /// ``update`` for nested objects.
+    public var updateRelationships = true
+    /// Deletes the children that a nested array of a one-to-many relationship no longer lists
+    /// (Sync's `deleteRelationships`), instead of only unlinking them; a child mapped anywhere
+    /// else in the payload is kept. Many-to-many relationships only ever unlink.
+    public var deleteRelationships = false
+    /// Deletes the objects of the imported entity inside this scope that the payload does not
+    /// hold (Sync's `delete`, RestKit's orphan deletion): nil, the default, deletes nothing. See
+    /// ``DeleteScope``.
+    public var deleteMissing: DeleteScope?
+    /// Payload objects that stand for deleted ones (`"deleted": true`): the stored object is
+    /// deleted instead of updated, and a new one is not inserted.
+    public var tombstones: [Tombstone] = []
     /// The most nested objects of one entity an import remembers across batches, so that an
     /// unchanged repeat is not looked up again; past it, it starts again from none. Internal:
     /// tests make it small.
     var rememberedLimit = 1 << 17
 
-    public init(policy: Policy = .report, coercion: Coercion = .lossless, batchSize: Int = 10_000) {
+    public init(
+        policy: Policy = .report, coercion: Coercion = .lossless, batchSize: Int = 10_000,
+        insert: Bool = true, update: Bool = true, deleteMissing: DeleteScope? = nil,
+        insertRelationships: Bool = true, updateRelationships: Bool = true, deleteRelationships: Bool = false,
+        tombstones: [Tombstone] = []
+    ) {
         self.policy = policy
         self.coercion = coercion
         self.batchSize = max(1, batchSize)
+        self.insert = insert
+        self.update = update
+        self.deleteMissing = deleteMissing
+        self.insertRelationships = insertRelationships
+        self.updateRelationships = updateRelationships
+        self.deleteRelationships = deleteRelationships
+        self.tombstones = tombstones
+    }
+}
+
+extension ImportOptions {
+    /// These options for a payload of one object (a fetched, created or saved object): nothing
+    /// is deleted for being missing from it.
+    var single: ImportOptions {
+        var options = self
+        options.deleteMissing = nil
+        return options
+    }
+}
+
+/// Which stored objects an import with ``ImportOptions/deleteMissing`` may delete: those of the
+/// imported entity inside the scope that the payload does not hold. Never anything outside it.
+///
+/// "Held" means mapped anywhere in the payload, nested occurrences included (an element skipped
+/// for want of an identity is not held); an empty array deletes everything in scope. Deletion
+/// runs in the import's transaction, after every batch (and every page of a fetch), with the
+/// schema's delete rules; ``ImportResult/deleted`` lists what went.
+///
+/// ```swift
+/// // The whole list, as the server has it:
+/// try await client.import(data, as: "User", options: ImportOptions(deleteMissing: .all))
+/// // A filtered list deletes only within its filter:
+/// try await client.import(open, as: "Issue", options: ImportOptions(deleteMissing: .matching(.equal("state", "open"))))
+/// // One user's repositories:
+/// try await client.import(repos, as: "Repository", options: ImportOptions(deleteMissing: .related("repositories", of: user.id)))
+/// ```
+public enum DeleteScope: Sendable, Hashable {
+    /// Every stored object of the imported entity.
+    case all
+    /// The stored objects of the imported entity that match the condition.
+    case matching(Condition)
+    /// The objects linked to one object through one of its relationships (whose destination is
+    /// the imported entity).
+    case related(String, of: ObjectID)
+}
+
+/// A payload object that says its object was deleted, such as `{"id": 7, "deleted": true}` or
+/// `{"id": 7, "state": "removed"}`: the stored object is deleted (with the schema's delete
+/// rules) instead of updated; one that is not stored is not inserted; links to it are dropped.
+///
+/// ```swift
+/// ImportOptions(tombstones: [Tombstone("deleted", equals: true), Tombstone("state", in: ["removed", "spam"], entity: "Comment")])
+/// ```
+public struct Tombstone: Sendable, Hashable {
+    /// The JSON key path read on the payload object (`deleted`, `meta.state`).
+    public var keyPath: JSONKeyPath
+    /// The values that mark a deleted object.
+    public var values: [JSON]
+    /// The entity whose objects it applies to; nil: the imported entity.
+    public var entity: String?
+
+    public init(_ keyPath: JSONKeyPath, equals value: JSON, entity: String? = nil) {
+        self.init(keyPath, in: [value], entity: entity)
+    }
+
+    public init(_ keyPath: JSONKeyPath, in values: [JSON], entity: String? = nil) {
+        self.keyPath = keyPath
+        self.values = values
+        self.entity = entity
     }
 }
 
@@ -60,6 +156,10 @@ public struct ImportResult: Sendable {
     public var updated: ObjectIDList = []
     /// Existing objects the payload named that did not change.
     public var unchanged: ObjectIDList = []
+    /// Objects deleted by this import: tombstones, objects missing from the payload within
+    /// ``ImportOptions/deleteMissing``'s scope, children dropped under
+    /// ``ImportOptions/deleteRelationships``, and what their delete rules took with them.
+    public var deleted: [ObjectID] = []
     /// Every value or object that was not imported as given, and why.
     public var diagnostics: [ImportDiagnostic] = []
 

@@ -19,6 +19,7 @@ import Foundation
 /// goes through steps 2 to 5 (``readAhead(produce:consume:)``): step 1 touches neither the store
 /// nor the session.
 struct Importer: Sendable {
+    let schema: Schema
     let mapping: Mapping
     let identity: any IdentityStrategy
     let dateDecoding: DateDecoding
@@ -32,6 +33,7 @@ struct Importer: Sendable {
     let insertOrder: [Int]
 
     init(client: Client, options: ImportOptions) throws {
+        schema = client.schema
         mapping = client.mapping
         identity = client.identityStrategy
         dateDecoding = client.dateDecoding
@@ -46,7 +48,11 @@ struct Importer: Sendable {
         var mapper = BatchMapper<V>(importer: self)
         for payload in payloads {
             let entity = try entityPlan(payload.entity)
+            try checkOptions(topLevel: entity.name)
             let base: [JSONPath.Component] = payloads.count > 1 ? [.key(payload.entity)] : []
+            if options.deleteMissing != nil, !payload.json.isArray {
+                throw ImportError(path: JSONPath(base), entity: entity.name, message: Self.notAList(payload.json.typeName))
+            }
             if payload.json.isArray {
                 let elements = payload.json.elements
                 var start = 0
@@ -60,7 +66,12 @@ struct Importer: Sendable {
                 try session.write(&mapped)
             }
         }
+        try session.finish(deletingMissingOf: payloads.map(\.entity))
         return session.result()
+    }
+
+    static func notAList(_ found: String) -> String {
+        "expected an array: deleteMissing deletes what a list does not hold, and the payload is \(found == "object" ? "one object" : found), not a list"
     }
 
     /// Imports the bytes of a JSON document. A top-level array is read onto a tape one batch at a
@@ -73,6 +84,7 @@ struct Importer: Sendable {
             return try tape.withRoots(bytes: bytes) { roots in try run([(entityName, roots[0])], in: writer) }
         }
         let entity = try entityPlan(entityName)
+        try checkOptions(topLevel: entityName)
         let session = ImportSession(importer: self, writer: writer)
         var mapper = BatchMapper<TapeValue>(importer: self)
         var sizes = BatchSizes(options.batchSize)
@@ -90,10 +102,14 @@ struct Importer: Sendable {
                 try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
             }
         }
-        guard let head = try next() else { return session.result() }
+        guard let head = try next() else {
+            try session.finish(deletingMissingOf: [entityName])
+            return session.result()
+        }
         if last {
             var only = head
             try session.write(&only)
+            try session.finish(deletingMissingOf: [entityName])
             return session.result()
         }
         // Handed over, not kept: the closure must not hold the first batch for the whole import.
@@ -105,6 +121,7 @@ struct Importer: Sendable {
             }
             while let batch = try next() { try emit(batch) }
         }, consume: session.write)
+        try session.finish(deletingMissingOf: [entityName])
         return session.result()
     }
 
@@ -113,9 +130,11 @@ struct Importer: Sendable {
     /// file is read and mapped on a second thread while each batch is written.
     func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         let entity = try entityPlan(entityName)
+        try checkOptions(topLevel: entityName)
         let session = ImportSession(importer: self, writer: writer)
         var mapper = BatchMapper<TapeValue>(importer: self)
         let batchSize = options.batchSize
+        let deletesMissing = options.deleteMissing != nil
         try readAhead(produce: { emit in
             var sizes = BatchSizes(batchSize)
             var size = sizes.next()
@@ -148,6 +167,7 @@ struct Importer: Sendable {
             }
             try stream.forEachElementBytes(take: take) { element, fileOffset, index in
                 guard let index else {
+                    if deletesMissing { throw ImportError(path: .root, entity: entity.name, message: Self.notAList("one object")) }
                     var document = JSONTape()
                     try document.append(element, offset: 0, errorOffset: fileOffset)
                     let batch = try document.withRoots(bytes: element) { roots in try mapDocument(roots[0], entity, [], &mapper) }
@@ -159,6 +179,7 @@ struct Importer: Sendable {
             }
             if !tape.roots.isEmpty { try flush() }
         }, consume: session.write)
+        try session.finish(deletingMissingOf: [entityName])
         return session.result()
     }
 
@@ -178,6 +199,47 @@ struct Importer: Sendable {
         mutating func next() -> Int {
             defer { current = min(full, current * 2) }
             return current
+        }
+    }
+
+    /// A tombstone resolved against the mapping: the keys of its key path and the marking values.
+    struct TombstoneRule: Sendable {
+        let keys: [ImportKey]
+        let values: [JSON]
+    }
+
+    /// By entity ordinal: the tombstones that apply to its objects when `imported` (an ordinal)
+    /// is the top-level entity. Checked by ``checkOptions()``.
+    func tombstoneRules(imported: Int) -> [[TombstoneRule]] {
+        guard !options.tombstones.isEmpty else { return [] }
+        var rules = [[TombstoneRule]](repeating: [], count: plans.count)
+        for tombstone in options.tombstones {
+            guard let ordinal = tombstone.entity.map({ planIndex[$0] }) ?? imported else { continue }
+            rules[ordinal].append(TombstoneRule(keys: tombstone.keyPath.components.map(ImportKey.init), values: tombstone.values))
+        }
+        return rules
+    }
+
+    /// Options that cannot be honoured are errors before anything is read.
+    func checkOptions(topLevel entity: String) throws {
+        for tombstone in options.tombstones {
+            let name = tombstone.entity ?? entity
+            guard let plan = planIndex[name].map({ plans[$0] }) else {
+                throw ImportError(path: .root, entity: name, message: "a tombstone names unknown entity '\(name)'")
+            }
+            guard !plan.mapping.identity.isEmpty else {
+                throw ImportError(path: .root, entity: name, message: "a tombstone for \(name), whose objects have no identity: nothing could be deleted")
+            }
+        }
+        if case .related(let name, let owner)? = options.deleteMissing {
+            guard let relationship = mapping[owner.entity]?.entity.relationship(named: name) else {
+                throw ImportError(path: .root, entity: owner.entity, attribute: name,
+                                  message: "deleteMissing is scoped to \(owner.entity).\(name), which is not a relationship")
+            }
+            guard relationship.destination == entity else {
+                throw ImportError(path: .root, entity: entity, attribute: name,
+                                  message: "deleteMissing is scoped to \(owner.entity).\(name), whose objects are \(relationship.destination), not \(entity)")
+            }
         }
     }
 

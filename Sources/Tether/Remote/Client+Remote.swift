@@ -95,7 +95,7 @@ extension Client {
         guard let json = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered an empty body")
         }
-        let importer = try Importer(client: self, options: importOptions)
+        let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
             let result = try importer.run([(entity, json)], in: writer)
             guard let id = result.objects.first, let object = try writer.object(id) else {
@@ -108,11 +108,17 @@ extension Client {
     /// GETs a list, following every page (DRF's `{"count", "next", "results"}` envelope and
     /// `Link: <…>; rel="next"` headers), then imports all pages in **one** transaction: a page
     /// that fails leaves the store untouched.
-    public func fetchObjects(_ entity: String, from template: URLTemplate, for source: ObjectID? = nil) async throws -> FetchResult {
+    ///
+    /// `options` (the client's default when nil) apply to the union of the pages: with
+    /// ``ImportOptions/deleteMissing``, what no page holds is deleted within its scope, once,
+    /// after the last page; a failed request or an unreadable page deletes nothing.
+    public func fetchObjects(
+        _ entity: String, from template: URLTemplate, for source: ObjectID? = nil, options: ImportOptions? = nil
+    ) async throws -> FetchResult {
         try checkEntity(entity)
         let url = try await self.url(template, for: source)
         let (items, pages) = try await fetchPages(url, entity: entity)
-        let importer = try Importer(client: self, options: importOptions)
+        let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
             let result = try importer.run([(entity, JSON.array(items))], in: writer)
             return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages)
@@ -122,11 +128,19 @@ extension Client {
     /// GETs the objects of a relationship (every page), imports them and sets the relationship
     /// of `id` to exactly those objects, in one transaction. The URL is `template`, or the one
     /// registered with ``Builder/relationshipResource(_:for:of:)``.
-    public func fetchRelationship(_ relationship: String, of id: ObjectID, from template: URLTemplate? = nil) async throws -> FetchResult {
+    ///
+    /// Objects no longer listed are unlinked; with ``ImportOptions/deleteMissing`` they are
+    /// deleted. Whatever scope `options` (or the client's default) gives, it is narrowed to this
+    /// list: `.related(relationship, of: id)`. Never anything outside it.
+    public func fetchRelationship(
+        _ relationship: String, of id: ObjectID, from template: URLTemplate? = nil, options: ImportOptions? = nil
+    ) async throws -> FetchResult {
         let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
         let url = try await self.url(route, for: id)
         let (items, pages) = try await fetchPages(url, entity: declared.destination)
-        let importer = try Importer(client: self, options: importOptions)
+        var options = options ?? importOptions
+        if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
+        let importer = try Importer(client: self, options: options)
         return try await store.write { writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
@@ -238,7 +252,7 @@ extension Client {
         guard let json = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "POST \(url.absoluteString) answered an empty body")
         }
-        let importer = try Importer(client: self, options: importOptions)
+        let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
             let result = try importer.run([(entity, Self.firstObject(json))], in: writer)
             guard let id = result.objects.first else {
@@ -399,7 +413,7 @@ extension Client {
 
     /// Merges an answer into `id`, giving it the answer's identity first so the import finds it.
     func merge(_ json: JSON, into id: ObjectID) async throws -> Object {
-        let importer = try Importer(client: self, options: importOptions)
+        let importer = try Importer(client: self, options: importOptions.single)
         let identity = identityStrategy
         return try await store.write { [mapping] writer in
             try Self.merge(Self.firstObject(json), into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
@@ -481,7 +495,7 @@ public struct RelationshipResource: Sendable {
         }
         let response = try await client.send(.post, url, body: body, entity: declared.destination)
         let json = try Client.jsonBody(of: response)
-        let importer = try Importer(client: client, options: client.importOptions)
+        let importer = try Importer(client: client, options: client.importOptions.single)
         let (mapping, identity, relationship, source) = (client.mapping, client.identityStrategy, relationship, source)
         return try await client.store.write { writer in
             var object: Object

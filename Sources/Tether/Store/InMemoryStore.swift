@@ -421,6 +421,16 @@ extension InMemoryStore {
             return rest.apply(to: objects)
         }
 
+        func ids(_ query: Query) throws -> [ObjectID] {
+            guard query.sort.isEmpty, query.limit == nil, query.offset == 0 else { return try fetch(query).map(\.id) }
+            let table = state.tables[try check(query)]
+            var ids: [ObjectID] = []
+            table.forEachRow { row in
+                if query.condition.map({ matches($0, table, row) }) ?? true { ids.append(ObjectID(entity: query.entity, rowID: row)) }
+            }
+            return ids
+        }
+
         func count(_ query: Query) throws -> Int {
             let table = state.tables[try check(query)]
             guard let condition = query.condition else { return table.liveCount }

@@ -46,6 +46,10 @@ public protocol StoreReader {
     func fetch(_ query: Query) throws -> [Object]
     /// The number of objects matching `query`'s entity and condition (ignoring limit and offset).
     func count(_ query: Query) throws -> Int
+    /// The ids of the objects matching `query`, in its order: what ``fetch(_:)`` finds, without
+    /// building the objects (an import's ``ImportOptions/deleteMissing`` reads its scope so). Has
+    /// a default implementation over ``fetch(_:)``.
+    func ids(_ query: Query) throws -> [ObjectID]
     /// Batched relationship read: for each of `ids` that has links, the related objects, in order
     /// for an ordered to-many relationship. Objects without links are absent from the result.
     func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]]
@@ -87,6 +91,8 @@ public protocol StoreWriter: StoreReader {
 }
 
 extension StoreReader {
+    public func ids(_ query: Query) throws -> [ObjectID] { try fetch(query).map(\.id) }
+
     /// The objects `id` is linked to through `relationship`.
     public func related(_ relationship: String, of id: ObjectID) throws -> [ObjectID] {
         try related(relationship, of: [id])[id] ?? []
