@@ -302,3 +302,97 @@ import Testing
 private extension Value {
     var intValue: Int64? { if case .int(let i) = self { i } else { nil } }
 }
+
+/// Owned objects: a nested to-one object without identity belongs to its parent (Sync's rule).
+@Suite struct OwnedObjectTests {
+    static let schema = try! Schema {
+        Entity("User") {
+            Attribute("id", .int64)
+            Attribute("name", .string)
+            Attribute("email", .string)
+            Relationship.toOne("location", "Location", inverse: "user", deleteRule: .cascade)
+            Relationship.toMany("profilePictures", "Image", inverse: "user")
+            Relationship.toMany("addresses", "Address", inverse: "user")
+        }
+        Entity("Location") {
+            Attribute("city", .string)
+            Attribute("street", .string)
+            Attribute("zipCode", .int64)
+            Relationship.toOne("user", "User", inverse: "location")
+        }
+        Entity("Image") {
+            Attribute("imageID", .int64)
+            Attribute("url", .string)
+            Relationship.toOne("user", "User", inverse: "profilePictures")
+        }
+        Entity("Address") {
+            Attribute("line", .string)
+            Relationship.toOne("user", "User", inverse: "addresses")
+        }
+    }
+
+    static func client(_ options: ImportOptions = ImportOptions()) throws -> Client {
+        try Client.Builder(schema: schema)
+            .identity(.attribute("id", overrides: ["Image": ["imageID"]]))
+            .keyMapping(KeyOverrides([
+                "User": ["profilePictures": "profile_pictures"], "Location": ["zipCode": "zip_code"], "Image": ["imageID": "ImageId"],
+            ]))
+            .importOptions(options)
+            .build()
+    }
+
+    /// SyncTests.testRelationshipsB, imported twice: 3 locations, not 6; each user keeps its own.
+    @Test func reimportUpdatesTheOwnedObjectInPlace() async throws {
+        let client = try Self.client()
+        let data = try KeepingInStepTests.sync("users_c.json")
+        let first = try await client.import(data, as: "User")
+        #expect(first.diagnostics.isEmpty, "\(first.diagnostics)")
+        let before = try await client.fetch(Query("Location", sortedBy: [.ascending("city")]))
+        let again = try await client.import(data, as: "User")
+        #expect(again.inserted.isEmpty)
+        #expect(again.updated.isEmpty, "nothing changed")
+        let after = try await client.fetch(Query("Location", sortedBy: [.ascending("city")]))
+        #expect(after.map(\.id) == before.map(\.id))
+        #expect(try await client.count(Query("User")) == 4)
+        let user = try #require(try await client.object("User", identity: .int(6)))
+        let location = try #require(try await client.related("location", of: user.id).first)
+        #expect(location["city"] == .string("New York"))
+        #expect(location["zipCode"] == .int(10012))
+        #expect(try await client.related("profilePictures", of: user.id).count == 3)
+
+        // A change updates the same object; the parent's other objects stay.
+        let moved = try await client.import(JSON.array([["id": 6, "location": ["city": "Oslo"]]]), as: "User")
+        #expect(moved.inserted.isEmpty)
+        #expect(moved.updated == [location.id])
+        let updated = try #require(try await client.object(location.id))
+        #expect(updated["city"] == .string("Oslo"))
+        #expect(updated["street"] == .string("Broadway"), "a key the payload does not give is kept")
+        #expect(try await client.count(Query("Location")) == after.count)
+    }
+
+    @Test func aNewParentGetsANewOwnedObjectAndNullUnlinks() async throws {
+        let client = try Self.client()
+        _ = try await client.import(JSON.array([["id": 1, "location": ["city": "A"]], ["id": 2, "location": ["city": "B"]]]), as: "User")
+        #expect(try await client.count(Query("Location")) == 2)
+        _ = try await client.import(JSON.array([["id": 1, "location": nil]]), as: "User")
+        let one = try #require(try await client.object("User", identity: .int(1)))
+        #expect(try await client.related("location", of: one.id).isEmpty)
+    }
+
+    /// Identity-less objects in to-many arrays are replaced on every import: new ones are linked,
+    /// the old ones unlinked (or deleted with deleteRelationships).
+    @Test func identityLessObjectsInToManyArraysAreReplaced() async throws {
+        let plain = try Self.client()
+        let payload: JSON = .array([["id": 1, "addresses": [["line": "a"], ["line": "b"]]]])
+        _ = try await plain.import(payload, as: "User")
+        _ = try await plain.import(payload, as: "User")
+        #expect(try await plain.count(Query("Address")) == 4)
+        let user = try #require(try await plain.object("User", identity: .int(1)))
+        #expect(try await plain.related("addresses", of: user.id).count == 2)
+
+        let owning = try Self.client(ImportOptions(deleteRelationships: true))
+        _ = try await owning.import(payload, as: "User")
+        _ = try await owning.import(payload, as: "User")
+        #expect(try await owning.count(Query("Address")) == 2)
+    }
+}

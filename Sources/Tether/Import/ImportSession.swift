@@ -71,6 +71,7 @@ final class ImportSession {
         isTopLevel.append(contentsOf: repeatElement(false, count: batch.slots.count))
         for slot in batch.topLevel { isTopLevel[slot] = true }
         try resolve()
+        try resolveOwned()
         try writeBatch()
         try deleteTombstones()
         recordBatch()
@@ -123,6 +124,39 @@ final class ImportSession {
                     batch.slots.append(MappedBatch.Slot(entity: ordinal, id: difference.id, changed: [], start: -1))
                     batch.identityMap[ordinal][batch.lookups[ordinal][i]] = batch.slots.count - 1
                 }
+            }
+        }
+    }
+
+    /// Owned objects (Sync's rule): a nested to-one object of an entity without identity belongs
+    /// to its parent. When the parent is stored and already has one, that one is updated in place
+    /// (only the values that differ) instead of another being inserted, so that re-imports leave
+    /// no orphans behind.
+    private func resolveOwned() throws {
+        var groups: [RelationshipKey: [(link: Int, parent: ObjectID)]] = [:]
+        for (index, link) in batch.links.enumerated() where !link.superseded && !link.byReference && link.targets.count == 1 {
+            guard plans[link.destination].mapping.identity.isEmpty, case .slot(let child) = link.targets[0],
+                batch.slots[child].id == nil, batch.slots[link.slot].changed != nil, let parent = batch.slots[link.slot].id
+            else { continue }
+            let plan = plans[batch.slots[link.slot].entity]
+            guard !plan.mapping.relationships[link.position].relationship.isToMany else { continue }
+            groups[RelationshipKey(plan.ordinal, link.position), default: []].append((index, parent))
+        }
+        for (key, entries) in groups {
+            let name = plans[key.entity].mapping.relationships[key.position].name
+            let current = try writer.related(name, of: entries.map(\.parent))
+            for (index, parent) in entries {
+                guard let owned = current[parent]?.first, case .slot(let child) = batch.links[index].targets[0],
+                    let stored = try writer.object(owned)
+                else { continue }
+                let plan = plans[batch.slots[child].entity]
+                let start = batch.slots[child].start
+                var changed: [Int] = []
+                for position in plan.attributeNames.indices where batch.slots[child].given.contains(position) {
+                    if stored.values[plan.attributeNames[position]] != batch.values[start + position] { changed.append(position) }
+                }
+                batch.slots[child].id = owned
+                batch.slots[child].changed = changed
             }
         }
     }
