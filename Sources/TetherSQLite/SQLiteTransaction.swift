@@ -415,8 +415,14 @@ public final class SQLiteTransaction: StoreWriter {
         connection.extendedErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || connection.extendedErrorCode == 1555 /* PRIMARYKEY */
     }
 
-    private func markUpdated(_ id: ObjectID) {
-        if !changes.inserted.contains(id) { changes.updated.insert(id) }
+    private func markUpdated(_ id: ObjectID, _ property: String) {
+        changes.recordUpdate(of: id, property: property)
+    }
+
+    /// The name an object on the far side of `entity.relationship` knows the link by: the
+    /// inverse's, or `Entity.relationship` for a relationship without one.
+    private func otherSide(of entity: String, _ relationship: String) -> String {
+        layout.entities[entity]?.entity.relationship(named: relationship)?.inverse ?? "\(entity).\(relationship)"
     }
 
     @discardableResult
@@ -524,7 +530,9 @@ public final class SQLiteTransaction: StoreWriter {
             changes.inserted.insert(id)
             ids.append(id)
             for (r, destination) in inRow {
-                if let target = batch.target(row: row, relationship: r) { markUpdated(ObjectID(entity: destination, rowID: target.rowID)) }
+                if let target = batch.target(row: row, relationship: r) {
+                    markUpdated(ObjectID(entity: destination, rowID: target.rowID), otherSide(of: entity, batch.relationships[r]))
+                }
             }
             for r in afterRow {
                 if let target = batch.target(row: row, relationship: r) { try setRelated(batch.relationships[r], of: id, to: [target]) }
@@ -603,10 +611,13 @@ public final class SQLiteTransaction: StoreWriter {
         guard !types.isEmpty else {
             for id in batch.ids {
                 guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: entity, "no object \(id)") }
-                markUpdated(id)
             }
+            changes.recordUpdate(of: batch.ids, properties: [])
             return
         }
+        var changed: [ObjectID] = []
+        changed.reserveCapacity(batch.count)
+        defer { changes.recordUpdate(of: changed, properties: Set(batch.attributes)) }
         let assignments = batch.attributes.map { "\(quote($0)) = ?" }.joined(separator: ", ")
         let statement = try connection.prepared("UPDATE \(info.table) SET \(assignments) WHERE \"rowid\" = ?")
         for (row, id) in batch.ids.enumerated() {
@@ -621,7 +632,7 @@ public final class SQLiteTransaction: StoreWriter {
                 throw error
             }
             if connection.changes == 0 { throw StoreError(.objectNotFound, entity: entity, "no object \(id)") }
-            markUpdated(id)
+            changed.append(id)
         }
     }
 
@@ -652,7 +663,7 @@ public final class SQLiteTransaction: StoreWriter {
             }
             if connection.changes == 0 { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
         }
-        markUpdated(id)
+        changes.recordUpdate(of: id, properties: Set(values.keys).union(cleared))
     }
 
     public func delete(_ id: ObjectID) throws {
@@ -665,8 +676,9 @@ public final class SQLiteTransaction: StoreWriter {
         // Links from relationships without an inverse that point at this object.
         for index in layout.unnamedIncoming[id.entity] ?? [] {
             let link = layout.links[index]
+            let name = layout.relationships[link.aEntity]?.first { $0.value.0 == index && $0.value.1 }?.key ?? ""
             for source in try linked(link, sideA: false, of: [id.rowID])[id.rowID] ?? [] {
-                markUpdated(ObjectID(entity: link.aEntity, rowID: source))
+                markUpdated(ObjectID(entity: link.aEntity, rowID: source), name)
             }
             try clear(link.storage, row: id.rowID, sideA: false)
         }
@@ -676,8 +688,7 @@ public final class SQLiteTransaction: StoreWriter {
             if isB { try clear(storage, row: id.rowID, sideA: false) }
         }
         try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
-        changes.updated.remove(id)
-        if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
+        changes.recordDeletion(of: id)
     }
 
     /// Removes every link of `row` on one side of a link set.
@@ -753,7 +764,7 @@ public final class SQLiteTransaction: StoreWriter {
         for target in old where !seen.contains(target) {
             let (a, b) = pair(id.rowID, target)
             try unlink(link, a, b)
-            markUpdated(ObjectID(entity: destination, rowID: target))
+            markUpdated(ObjectID(entity: destination, rowID: target), otherSide(of: id.entity, relationship))
         }
         if targetToOne && !unique.isEmpty {
             // Each target may have one partner: take it away from its previous one.
@@ -761,7 +772,7 @@ public final class SQLiteTransaction: StoreWriter {
                 for source in previous where source != id.rowID {
                     let (a, b) = pair(source, target)
                     try unlink(link, a, b)
-                    markUpdated(ObjectID(entity: id.entity, rowID: source))
+                    markUpdated(ObjectID(entity: id.entity, rowID: source), relationship)
                 }
             }
         }
@@ -770,7 +781,7 @@ public final class SQLiteTransaction: StoreWriter {
                 let (a, b) = pair(id.rowID, target)
                 try self.link(link, a, b, aPosition: sideA ? Int64(position) : nil, bPosition: sideA ? nil : Int64(position))
             }
-            markUpdated(ObjectID(entity: destination, rowID: target))
+            markUpdated(ObjectID(entity: destination, rowID: target), otherSide(of: id.entity, relationship))
         }
         if case .joinTable(let table) = link.storage {
             // Kept links take their new positions.
@@ -780,7 +791,7 @@ public final class SQLiteTransaction: StoreWriter {
                                    [.int(Int64(index)), .int(id.rowID), .int(target), .int(Int64(index))], context: "ordering")
             }
         }
-        markUpdated(id)
+        markUpdated(id, relationship)
     }
 
     // MARK: SQL

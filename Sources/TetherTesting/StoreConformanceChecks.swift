@@ -600,6 +600,16 @@ struct Checks: Sendable {
             ChangeSet(inserted: [marker]),
         ]
         try expectEqual(received, expected, "change sets (none for a rolled-back or empty write; \(temporary) inserted and deleted in one transaction is in neither)")
+        // What changed on each updated object: its attributes set or cleared, and its relationships
+        // (on both sides); nothing else, so an observer of other properties can skip the change.
+        try expectEqual(received[1].changedProperties(of: author), ["name", "posts"], "the changed properties of the updated author")
+        try expectEqual(received[1].changedProperties(of: post), ["author"], "the changed properties of the linked post")
+        try expect(!received[1].mayHaveChanged(post, properties: ["title"]), "a change of the post's author does not touch its title")
+        try expect(received[1].mayHaveChanged(author, properties: ["name"]), "a change of the author's name touches its name")
+        try expect(received[0].mayHaveChanged(author, properties: []), "an inserted object has changed")
+        try expectEqual(received[2].changedProperties(of: post), ["author"], "the post unlinked by a deletion")
+        try expectEqual(received[2].changedProperties(of: author), nil, "a deleted object has no updated properties")
+        try expect(received[2].mayHaveChanged(author, properties: []), "a deleted object has changed")
     }
 
     static let roundTripRows: [[String: Value]] = {

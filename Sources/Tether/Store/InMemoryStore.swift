@@ -554,7 +554,8 @@ extension InMemoryStore {
                     touched.append(target.rowID)
                 }
                 swap(&links, &state.links[slot.index])
-                for target in touched { markUpdated(ObjectID(entity: slot.destination, rowID: target)) }
+                changes.recordUpdate(of: touched.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
+                                     properties: [otherSide(of: entity, batch.relationships[r])])
                 for (id, target) in fallback { try setRelated(batch.relationships[r], of: id, to: [target]) }  // its checks and errors
             }
             return ids
@@ -568,6 +569,9 @@ extension InMemoryStore {
             let types = try AttributeType.types(of: batch.attributes, in: info.attributeTypes, entity: entity)
             let identityChanges = !Set(info.entity.identity).isDisjoint(with: batch.attributes)
             let positions = batch.attributes.map { state.tables[info.table].positions[$0]! }
+            var changed: [ObjectID] = []
+            changed.reserveCapacity(batch.count)
+            defer { changes.recordUpdate(of: changed, properties: Set(batch.attributes)) }
             for (row, id) in batch.ids.enumerated() {
                 guard id.entity == entity, state.tables[info.table].contains(id.rowID) else {
                     throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)")
@@ -587,7 +591,7 @@ extension InMemoryStore {
                 for (a, position) in positions.enumerated() {
                     state.tables[info.table].set(id.rowID, position, batch.value(row: row, attribute: a))
                 }
-                markUpdated(id)
+                changed.append(id)
             }
         }
 
@@ -614,7 +618,7 @@ extension InMemoryStore {
                 if let newKey { state.tables[info.table].identityIndex[newKey] = id.rowID }
             }
             for (position, value) in row.enumerated() { state.tables[info.table].set(id.rowID, position, value) }
-            markUpdated(id)
+            changes.recordUpdate(of: id, properties: Set(values.keys).union(cleared))
         }
 
         private func checkValues(_ values: [String: Value], _ info: EntityInfo) throws {
@@ -626,8 +630,10 @@ extension InMemoryStore {
             }
         }
 
-        private func markUpdated(_ id: ObjectID) {
-            if !changes.inserted.contains(id) { changes.updated.insert(id) }
+        /// The name an object on the far side of `entity.relationship` knows the link by: the
+        /// inverse's, or `Entity.relationship` for a relationship without one.
+        private func otherSide(of entity: String, _ relationship: String) -> String {
+            state.entities[entity]?.entity.relationship(named: relationship)?.inverse ?? "\(entity).\(relationship)"
         }
 
         func delete(_ id: ObjectID) throws {
@@ -641,16 +647,16 @@ extension InMemoryStore {
             // Links from relationships without an inverse that point at this object.
             for index in state.links.indices where state.links[index].destination == id.entity && state.links[index].backward.isLinked(id.rowID) {
                 let source = state.links[index].source
+                let name = state.entities[source]?.relationships.first { $0.value.index == index && $0.value.forward }?.key ?? ""
                 for row in state.links[index].backward.targets(id.rowID) {
                     state.links[index].forward.remove(row, id.rowID)
-                    markUpdated(ObjectID(entity: source, rowID: row))
+                    changes.recordUpdate(of: ObjectID(entity: source, rowID: row), property: name)
                 }
                 state.links[index].backward.set(id.rowID, [])
             }
             if let key = state.tables[info.table].identityKey(id.rowID) { state.tables[info.table].identityIndex[key] = nil }
             state.tables[info.table].remove(id.rowID)
-            changes.updated.remove(id)
-            if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
+            changes.recordDeletion(of: id)
         }
 
         func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
@@ -681,8 +687,9 @@ extension InMemoryStore {
                 Self.relink(id.rowID, unique, &links.backward, &links.forward, &sources, &destinations)
             }
             swap(&links, &state.links[slot.index])
-            for row in sources { markUpdated(ObjectID(entity: id.entity, rowID: row)) }
-            for row in destinations { markUpdated(ObjectID(entity: slot.destination, rowID: row)) }
+            changes.recordUpdate(of: sources.lazy.map { ObjectID(entity: id.entity, rowID: $0) }, properties: [relationship])
+            changes.recordUpdate(of: destinations.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
+                                 properties: [otherSide(of: id.entity, relationship)])
         }
 
         /// Replaces the links of `id` in `out` (and the mirror entries in `back`), in place;

@@ -108,11 +108,30 @@ extension StoreReader {
 ///
 /// The sets are ``ObjectIDSet``s: runs of consecutive row ids per entity, so that a transaction
 /// that inserts or updates a million objects keeps a few runs, not a million hash table entries.
+///
+/// For updated objects it also says which properties (attribute and relationship names) changed,
+/// so that an observer can tell whether a change touches what it reads
+/// (``mayHaveChanged(_:properties:)``). Objects whose changed properties are the same share one
+/// ``PropertyUpdate``: an import that changes the same attributes of 100,000 objects records one.
 public struct ChangeSet: Sendable, Hashable {
     public var inserted: ObjectIDSet
     /// Objects whose attributes or relationships changed (not counting inserted ones).
     public var updated: ObjectIDSet
     public var deleted: ObjectIDSet
+    /// The changed properties of updated objects, one entry per distinct set of properties. An
+    /// updated object found in no entry changed in ways not recorded (a store that does not say).
+    public private(set) var propertyUpdates: [PropertyUpdate] = []
+    private var propertyIndex: [Set<String>: Int] = [:]
+    /// The entries of one property, found without hashing a set (links change one at a time).
+    private var singlePropertyIndex: [String: Int] = [:]
+
+    /// Objects of a change set that had the same properties changed.
+    public struct PropertyUpdate: Sendable, Hashable {
+        /// Attribute and relationship names. A relationship without an inverse is named, on the
+        /// objects it links to, `Entity.relationship` (its source entity's and its own name).
+        public var properties: Set<String>
+        public var objects: ObjectIDSet
+    }
 
     public init(inserted: ObjectIDSet = [], updated: ObjectIDSet = [], deleted: ObjectIDSet = []) {
         self.inserted = inserted
@@ -122,9 +141,92 @@ public struct ChangeSet: Sendable, Hashable {
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
+    /// Two change sets are equal when they list the same inserted, updated and deleted objects
+    /// (the properties recorded are details of the updates).
+    public static func == (lhs: ChangeSet, rhs: ChangeSet) -> Bool {
+        lhs.inserted == rhs.inserted && lhs.updated == rhs.updated && lhs.deleted == rhs.deleted
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(inserted)
+        hasher.combine(updated)
+        hasher.combine(deleted)
+    }
+
     /// The entities touched by this change.
     public var entities: Set<String> {
         Set(inserted.entities).union(updated.entities).union(deleted.entities)
+    }
+
+    /// Records that `properties` of the objects `ids` changed: each becomes updated (unless this
+    /// transaction inserted it) with those properties. What stores call as they write.
+    public mutating func recordUpdate(of ids: some Sequence<ObjectID>, properties: Set<String>) {
+        var index: Int?
+        for id in ids where !inserted.contains(id) {
+            updated.insert(id)
+            if index == nil {
+                if let known = propertyIndex[properties] {
+                    index = known
+                } else {
+                    index = propertyUpdates.count
+                    propertyIndex[properties] = propertyUpdates.count
+                    propertyUpdates.append(PropertyUpdate(properties: properties, objects: []))
+                }
+            }
+            propertyUpdates[index!].objects.insert(id)
+        }
+    }
+
+    /// Records that `properties` of `id` changed (see ``recordUpdate(of:properties:)``).
+    public mutating func recordUpdate(of id: ObjectID, properties: Set<String>) {
+        recordUpdate(of: CollectionOfOne(id), properties: properties)
+    }
+
+    /// Records that one property of `id` changed (see ``recordUpdate(of:properties:)``).
+    public mutating func recordUpdate(of id: ObjectID, property: String) {
+        guard !inserted.contains(id) else { return }
+        updated.insert(id)
+        let index: Int
+        if let known = singlePropertyIndex[property] {
+            index = known
+        } else if let known = propertyIndex[[property]] {
+            index = known
+            singlePropertyIndex[property] = known
+        } else {
+            index = propertyUpdates.count
+            propertyIndex[[property]] = index
+            singlePropertyIndex[property] = index
+            propertyUpdates.append(PropertyUpdate(properties: [property], objects: []))
+        }
+        propertyUpdates[index].objects.insert(id)
+    }
+
+    /// Records that `id` was deleted: an object this transaction inserted is forgotten, any other
+    /// is listed as deleted (and no longer as updated).
+    public mutating func recordDeletion(of id: ObjectID) {
+        if updated.remove(id) != nil {
+            for index in propertyUpdates.indices { propertyUpdates[index].objects.remove(id) }
+        }
+        if inserted.remove(id) == nil { deleted.insert(id) }
+    }
+
+    /// The properties of `id` that changed, as recorded; nil when it was not updated, or its
+    /// store did not say what changed.
+    public func changedProperties(of id: ObjectID) -> Set<String>? {
+        guard updated.contains(id) else { return nil }
+        var found: Set<String>?
+        for update in propertyUpdates where update.objects.contains(id) { found = (found ?? []).union(update.properties) }
+        return found
+    }
+
+    /// Whether this change may have changed what an observer of `id` reads, `properties` (names):
+    /// true when the object was inserted or deleted, or updated in any of those properties or in
+    /// ways not recorded.
+    public func mayHaveChanged(_ id: ObjectID, properties: Set<String>) -> Bool {
+        if inserted.contains(id) || deleted.contains(id) { return true }
+        guard updated.contains(id) else { return false }
+        guard let changed = changedProperties(of: id) else { return true }
+        return !changed.isDisjoint(with: properties)
     }
 }
 
