@@ -93,7 +93,10 @@ extension Client {
             let mapping = try resolveMapping(resolved)
             try remote.validate(schema: resolved, mapping: mapping, naming: naming)
             do {
-                try store.prepare(for: resolved)
+                // Tether's own entity of pending references goes into the store beside the model's.
+                try store.prepare(for: resolved.addingPendingReferences())
+            } catch let error as SchemaError {
+                throw ConfigurationError(.invalidIdentity, entity: error.entity, member: error.member, error.message)
             } catch let error as StoreError {
                 throw ConfigurationError(.store, entity: error.entity, member: error.member, error.message)
             }

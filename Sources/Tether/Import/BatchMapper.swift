@@ -54,8 +54,12 @@ struct MappedBatch: Sendable {
         /// The destination entity's ordinal.
         let destination: Int
         var targets: LinkTargets
-        /// An id list (foreign keys) rather than nested objects: unknown ids are ignored.
+        /// An id list (foreign keys) rather than nested objects: an id naming nothing stored is
+        /// kept as a pending reference.
         let byReference: Bool
+        /// For a link by reference, where the payload gives the ids (for the diagnostic of a
+        /// pending reference).
+        var path: JSONPath? = nil
         /// Replaced by a later occurrence of the same object's link, further on in ``links``.
         var superseded = false
     }
@@ -497,8 +501,9 @@ struct BatchMapper<V: ImportValue> {
             batch.references[destination.ordinal].insert(key)
         }
         let key = MappedBatch.linkKey(slot: slot, relationship: position)
-        let link = MappedBatch.PendingLink(
+        var link = MappedBatch.PendingLink(
             slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
+        if byReference { link.path = JSONPath(path) }
         // A later occurrence replaces the link, and takes its place in payload order: when the
         // other side is set too, links are applied in that order.
         let earlier = batch.linkIndex[key]

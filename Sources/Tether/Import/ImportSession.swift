@@ -43,6 +43,10 @@ final class ImportSession {
     /// deleted at the end, unless the payload holds them elsewhere or they were linked again.
     private var orphans: [(id: ObjectID, inverse: String)] = []
     private let options: ImportOptions
+    /// How many pending references the store holds (read at the first batch that needs it).
+    private var storedPending: Int?
+    private var pendingDiagnostics: [ImportDiagnostic] = []
+    private var pendingError: (any Error)?
 
     init(importer: Importer, writer: any StoreWriter) {
         self.importer = importer
@@ -73,6 +77,8 @@ final class ImportSession {
         try resolve()
         try resolveOwned()
         try writeBatch()
+        if let pendingError { throw pendingError }
+        try resolvePending()
         try deleteTombstones()
         recordBatch()
         rememberRows()
@@ -208,6 +214,7 @@ final class ImportSession {
         // whose target already has an id is written with the row (unless the inverse side is also
         // set in this batch: then links are applied in payload order below).
         var linkedOnInsert = [Bool](repeating: false, count: batch.links.count)
+        var pendingOnInsert: [Int] = []
         for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
             let plan = plans[ordinal]
             let relationships = plan.toOne.filter { r in
@@ -230,7 +237,8 @@ final class ImportSession {
                         targets[k] = target
                         linkedOnInsert[index] = true
                     } else if link.byReference {
-                        linkedOnInsert[index] = true  // an id naming nothing stored is ignored
+                        linkedOnInsert[index] = true  // an id naming nothing stored: kept pending below
+                        pendingOnInsert.append(index)
                     }
                 }
                 insert.append(rowAt: batch.slots[slot].start, targets: targets)
@@ -245,14 +253,21 @@ final class ImportSession {
         // The other links: resolve targets, take the current links from the lookup or read them
         // in one call per relationship, and set those that differ.
         var resolved: [(link: Int, ids: [ObjectID], looked: ObjectID??)] = []
+        var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
             // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             let source = batch.slots[batch.links[index].slot]
             if source.id == nil || source.tombstone { continue }
             let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
-            // Ids that name nothing stored are ignored; if none is left, the link is left alone.
-            if batch.links[index].byReference && ids.isEmpty && !batch.links[index].targets.isEmpty { continue }
+            // Ids that name nothing stored: the link is set to the others (it holds exactly the
+            // objects listed, known now or pending), and they are kept pending.
+            if batch.links[index].byReference && ids.count < batch.links[index].targets.count { pending.append(index) }
             resolved.append((index, ids, lookedUpTarget(batch.links[index])))
+        }
+        // The links set now replace what was pending for the same objects and relationships.
+        if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
+        defer {
+            if !pending.isEmpty { recordPending(pending) }
         }
         guard !resolved.isEmpty else { return }
 
@@ -293,6 +308,104 @@ final class ImportSession {
                 !inverseRelationship.relationship.isToMany {
                 let kept = Set(ids)
                 for child in before where !kept.contains(child) { orphans.append((child, inverse)) }
+            }
+        }
+    }
+
+    // MARK: Pending references
+
+    private func storedPendingCount() throws -> Int {
+        if let storedPending { return storedPending }
+        let count = try writer.count(Query(PendingReferences.entityName))
+        storedPending = count
+        return count
+    }
+
+    /// The stored pending references of `entity` through one of `relationships`.
+    private func pendingRows(sourceEntity entity: String, relationships: [String]) throws -> [PendingReferences.Row] {
+        try writer.fetch(Query(PendingReferences.entityName, where: .equal("sourceEntity", .string(entity))
+            && .in("relationship", relationships.map(Value.string)))).compactMap(PendingReferences.Row.init)
+    }
+
+    /// Deletes the pending references of the sources and relationships of these links: the
+    /// payload sets those relationships anew.
+    private func clearPending(for links: [Int]) throws {
+        var sources: [String: [String: Set<Int64>]] = [:]  // entity -> relationship -> rows
+        for index in links {
+            let link = batch.links[index]
+            guard let id = batch.slots[link.slot].id else { continue }
+            let name = plans[batch.slots[link.slot].entity].mapping.relationships[link.position].name
+            sources[id.entity, default: [:]][name, default: []].insert(id.rowID)
+        }
+        for (entity, byRelationship) in sources {
+            for row in try pendingRows(sourceEntity: entity, relationships: Array(byRelationship.keys))
+            where byRelationship[row.relationship]?.contains(row.source.rowID) == true {
+                try writer.delete(row.id)
+                storedPending = (storedPending ?? 1) - 1
+            }
+        }
+    }
+
+    /// Keeps the ids of these links that name nothing stored as pending references, and reports
+    /// each (a diagnostic, not an error).
+    private func recordPending(_ links: [Int]) {
+        for index in links {
+            let link = batch.links[index]
+            guard let source = batch.slots[link.slot].id else { continue }
+            let plan = plans[batch.slots[link.slot].entity]
+            let relationship = plan.mapping.relationships[link.position].name
+            let destination = plans[link.destination].name
+            for (position, target) in link.targets.enumerated() {
+                // Only an id naming nothing stored and nothing in the payload is pending.
+                guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
+                do {
+                    try writer.insert(PendingReferences.entityName, values: [
+                        "sourceEntity": .string(source.entity), "sourceRow": .int(source.rowID), "relationship": .string(relationship),
+                        "targetEntity": .string(destination), "target": .string(PendingReferences.encode(key)),
+                        "position": .int(Int64(position)),
+                    ])
+                    storedPending = (storedPending ?? 0) + 1
+                    pendingDiagnostics.append(ImportDiagnostic(
+                        path: link.path ?? .root, entity: plan.name, attribute: relationship, problem: .pendingReference,
+                        action: .linkPending,
+                        message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it"))
+                } catch {
+                    pendingError = pendingError ?? error
+                }
+            }
+        }
+    }
+
+    /// Links the objects this batch inserted to the sources whose pending references name them.
+    private func resolvePending() throws {
+        guard try storedPendingCount() > 0 else { return }
+        for plan in plans where plan.mapping.identity.count == 1 {
+            var inserted: [String: ObjectID] = [:]
+            for (key, slot) in zip(batch.lookups[plan.ordinal], batch.lookupSlots[plan.ordinal]) where slot >= 0 && batch.slots[slot].inserted {
+                if let id = batch.slots[slot].id { inserted[PendingReferences.encode(key)] = id }
+            }
+            guard !inserted.isEmpty else { continue }
+            let keys = Array(inserted.keys)
+            var rows: [PendingReferences.Row] = []
+            for start in stride(from: 0, to: keys.count, by: 400) {
+                let chunk = keys[start..<min(keys.count, start + 400)]
+                rows += try writer.fetch(Query(PendingReferences.entityName, where: .equal("targetEntity", .string(plan.name))
+                    && .in("target", chunk.map(Value.string)))).compactMap(PendingReferences.Row.init)
+            }
+            for row in rows.sorted(by: { ($0.source.rowID, $0.position) < ($1.source.rowID, $1.position) }) {
+                try writer.delete(row.id)
+                storedPending = (storedPending ?? 1) - 1
+                guard let target = inserted[row.target], try writer.object(row.source) != nil,
+                    let relationship = importer.schema[row.source.entity]?.relationship(named: row.relationship)
+                else { continue }  // the source went meanwhile
+                if relationship.isToMany {
+                    var linked = try writer.related(row.relationship, of: row.source)
+                    guard !linked.contains(target) else { continue }
+                    linked.insert(target, at: min(row.position, linked.count))
+                    try writer.setRelated(row.relationship, of: row.source, to: linked)
+                } else {
+                    try writer.setRelated(row.relationship, of: row.source, to: [target])
+                }
             }
         }
     }
@@ -391,6 +504,8 @@ final class ImportSession {
             topLevel.append(id)
         }
         diagnostics.append(contentsOf: batch.diagnostics)
+        diagnostics.append(contentsOf: pendingDiagnostics)
+        pendingDiagnostics.removeAll()
     }
 
     /// After the last batch: deletes the orphans of ``ImportOptions/deleteRelationships`` and, for

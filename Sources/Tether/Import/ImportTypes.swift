@@ -179,6 +179,9 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let missingIdentity = Problem("missingIdentity")
         /// The value where an object or array of objects was expected is something else.
         public static let invalidRelationship = Problem("invalidRelationship")
+        /// An id names an object that is not stored yet: not an error; the link is kept pending
+        /// (``Action/linkPending``).
+        public static let pendingReference = Problem("pendingReference")
         public var description: String { name }
     }
 
@@ -189,6 +192,8 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let valueSkipped = Action("valueSkipped")
         /// The whole object (and what is nested in it) was skipped.
         public static let objectSkipped = Action("objectSkipped")
+        /// The link is kept in the store and made when an import brings the object it names.
+        public static let linkPending = Action("linkPending")
         public var description: String { name }
     }
 

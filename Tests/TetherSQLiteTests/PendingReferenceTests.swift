@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import Tether
+import TetherSQLite
+
+/// Pending references (issue 19): an id naming an object that is not stored yet is kept in the
+/// store and linked by whichever later import brings the object; a to-many id array sets exactly
+/// the objects it lists, known now or pending. Both stores; SQLite across closing and reopening.
+@Suite struct PendingReferenceTests {
+    static let schema = try! Schema {
+        Entity("City") {
+            Attribute("id", .int64)
+            Attribute("name", .string)
+            Relationship.toMany("locations", "Location", inverse: "city")
+        }
+        Entity("Location") {
+            Attribute("id", .int64)
+            Attribute("name", .string)
+            Relationship.toOne("city", "City", inverse: "locations")
+            Relationship.toMany("tags", "Tag", inverse: "locations", ordered: true)
+        }
+        Entity("Tag") {
+            Attribute("id", .string)
+            Relationship.toMany("locations", "Location", inverse: "tags")
+        }
+    }
+
+    /// `city_id` and `tag_ids`, as Sync's fixtures name them.
+    struct Keys: NamingStrategy {
+        func jsonKey(for name: String, in entity: String) -> String { name }
+        func modelName(for jsonKey: String, in entity: String) -> String { jsonKey }
+        func resourcePath(for entity: String) -> String { entity.lowercased() }
+        func foreignKey(for relationship: Relationship, in entity: String) -> String {
+            relationship.isToMany ? String(relationship.name.dropLast()) + "_ids" : relationship.name + "_id"
+        }
+    }
+
+    static func client(_ store: any Store) throws -> Client {
+        try Client.Builder(schema: schema).naming(Keys()).store(store).build()
+    }
+
+    static func cityName(_ client: Client, location: Int64) async throws -> String? {
+        let object = try #require(try await client.object("Location", identity: .int(location)))
+        guard case .string(let name)? = try await client.related("city", of: object.id).first?["name"] else { return nil }
+        return name
+    }
+
+    static func tags(_ client: Client, location: Int64) async throws -> [Value?] {
+        let object = try #require(try await client.object("Location", identity: .int(location)))
+        return try await client.related("tags", of: object.id).map { $0["id"] }
+    }
+
+    /// SyncTests.testBug157, where Sync needed the locations synced a second time: here the cities
+    /// import links them.
+    @Test(arguments: ["memory", "sqlite"])
+    func bug157(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let client = try Self.client(kind == "memory" ? InMemoryStore() : try SQLiteStore(path: folder.path()))
+        let locations = try await client.import(try fixture("157-locations.json"), as: "Location")
+        #expect(locations.diagnostics.map(\.problem) == [.pendingReference, .pendingReference])
+        #expect(locations.diagnostics.map(\.path.description) == ["$[0].city_id", "$[1].city_id"])
+        #expect(locations.diagnostics.allSatisfy { $0.action == .linkPending })
+        #expect(try await Self.cityName(client, location: 0) == nil)
+
+        let cities = try await client.import(try fixture("157-cities.json"), as: "City")
+        #expect(cities.diagnostics.isEmpty)
+        #expect(try await Self.cityName(client, location: 0) == "Oslo")
+        #expect(try await Self.cityName(client, location: 1) == "Paris")
+        #expect(try await Self.cityName(client, location: 2) == nil)
+
+        // Sync's update: the links move; nothing is left pending.
+        _ = try await client.import(try fixture("157-locations-update.json"), as: "Location")
+        #expect(try await Self.cityName(client, location: 0) == nil)
+        #expect(try await Self.cityName(client, location: 1) == "Oslo")
+        #expect(try await Self.cityName(client, location: 2) == "Paris")
+    }
+
+    @Test func pendingReferencesSurviveReopeningTheFile() async throws {
+        let folder = try TemporaryDirectory()
+        do {
+            let client = try Self.client(try SQLiteStore(path: folder.path()))
+            _ = try await client.import(Data(#"[{"id": 1, "city_id": 7, "tag_ids": ["a", "b"]}]"#.utf8), as: "Location")
+        }
+        let client = try Self.client(try SQLiteStore(path: folder.path()))
+        _ = try await client.import(Data(#"[{"id": 7, "name": "Bergen"}]"#.utf8), as: "City")
+        _ = try await client.import(Data(#"[{"id": "b"}, {"id": "a"}]"#.utf8), as: "Tag")
+        #expect(try await Self.cityName(client, location: 1) == "Bergen")
+        #expect(try await Self.tags(client, location: 1) == [.string("a"), .string("b")], "in the order listed")
+    }
+
+    @Test(arguments: ["memory", "sqlite"])
+    func aToManyIdArraySetsExactlyWhatItLists(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let client = try Self.client(kind == "memory" ? InMemoryStore() : try SQLiteStore(path: folder.path()))
+        _ = try await client.import(Data(#"[{"id": "a"}, {"id": "b"}]"#.utf8), as: "Tag")
+        _ = try await client.import(Data(#"[{"id": 1, "tag_ids": ["a", "b"]}]"#.utf8), as: "Location")
+        #expect(try await Self.tags(client, location: 1) == [.string("a"), .string("b")])
+
+        // Known and unknown: the known ones now, the others when they come.
+        let mixed = try await client.import(Data(#"[{"id": 1, "tag_ids": ["b", "x"]}]"#.utf8), as: "Location")
+        #expect(mixed.diagnostics.map(\.problem) == [.pendingReference])
+        #expect(try await Self.tags(client, location: 1) == [.string("b")])
+        // All unknown: the same rule, the old links go.
+        _ = try await client.import(Data(#"[{"id": 1, "tag_ids": ["y", "z"]}]"#.utf8), as: "Location")
+        #expect(try await Self.tags(client, location: 1) == [])
+        // "x" was replaced by the last list: it no longer links when it comes; "z" does.
+        _ = try await client.import(Data(#"[{"id": "x"}, {"id": "z"}]"#.utf8), as: "Tag")
+        #expect(try await Self.tags(client, location: 1) == [.string("z")])
+        // A list set from nested objects replaces what was pending too.
+        _ = try await client.import(Data(#"[{"id": 1, "tags": [{"id": "a"}]}]"#.utf8), as: "Location")
+        _ = try await client.import(Data(#"[{"id": "y"}]"#.utf8), as: "Tag")
+        #expect(try await Self.tags(client, location: 1) == [.string("a")])
+    }
+
+    @Test func aSourceDeletedMeanwhileLeavesNothingBehind() async throws {
+        let client = try Self.client(InMemoryStore())
+        _ = try await client.import(Data(#"[{"id": 1, "city_id": 7}]"#.utf8), as: "Location")
+        let location = try #require(try await client.object("Location", identity: .int(1)))
+        try await client.deleteLocally(location.id)
+        let result = try await client.import(Data(#"[{"id": 7, "name": "Bergen"}]"#.utf8), as: "City")
+        #expect(result.inserted.count == 1)
+        let city = try #require(try await client.object("City", identity: .int(7)))
+        #expect(try await client.related("locations", of: city.id).isEmpty)
+    }
+
+    /// Sync's 157 fixtures (MIT), copied into the TetherTests target; read from there.
+    static func fixturesFolder() -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TetherTests/Fixtures/sync")
+    }
+}
+
+private func fixture(_ name: String) throws -> Data {
+    try Data(contentsOf: PendingReferenceTests.fixturesFolder().appendingPathComponent(name))
+}
