@@ -55,6 +55,7 @@ func uniqueLogin(_ prefix: String) -> String {
 struct DRFServerTests {
     @Test func listGetNullsAndUnicode() async throws { try await ServerScenarios.listGetNullsAndUnicode(.drf) }
     @Test func followsEveryPage() async throws { try await ServerScenarios.followsEveryPage(.drf) }
+    @Test func deleteMissingAcrossPages() async throws { try await ServerScenarios.deleteMissingAcrossPages(.drf) }
     @Test func createSaveDelete() async throws { try await ServerScenarios.createSaveDelete(.drf) }
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.drf) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.drf) }
@@ -72,6 +73,7 @@ struct DRFServerTests {
 struct RailsServerTests {
     @Test func listGetNullsAndUnicode() async throws { try await ServerScenarios.listGetNullsAndUnicode(.rails) }
     @Test func followsEveryPage() async throws { try await ServerScenarios.followsEveryPage(.rails) }
+    @Test func deleteMissingAcrossPages() async throws { try await ServerScenarios.deleteMissingAcrossPages(.rails) }
     @Test func createSaveDelete() async throws { try await ServerScenarios.createSaveDelete(.rails) }
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.rails) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.rails) }
@@ -129,6 +131,45 @@ enum ServerScenarios {
         let labels = try await client.fetchObjects("Label", from: server.name == "DRF" ? "/labels/?page_size=1" : "/labels?page=1&per_page=1")
         #expect(labels.pages >= 3)
         #expect(labels.objects.compactMap { $0["name", as: String.self] }.starts(with: ["bug", "enhancement", "good first issue"]))
+    }
+
+    /// Issue 19: a fetch with deleteMissing over pages of one label each deletes only what no page
+    /// holds (the first page alone would delete the others), and a fetch whose second page fails
+    /// deletes nothing.
+    static func deleteMissingAcrossPages(_ server: Server) async throws {
+        guard let client = try server.client(), let baseURL = server.baseURL else { return }
+        let onePerPage: URLTemplate = server.name == "DRF" ? "/labels/?page_size=1" : "/labels?page=1&per_page=1"
+        let onServer = try await client.fetchObjects("Label", from: server.name == "DRF" ? "/labels/?page_size=100" : "/labels?per_page=100")
+        let serverIDs = Set(onServer.objects.compactMap { $0["id", as: Int64.self] })
+        #expect(serverIDs.count >= 3)
+        // Two labels the server does not have (deleted there, say).
+        for id in [900_001, 900_002] { _ = try await client.insertLocally("Label", values: ["id": .int(Int64(id)), "name": .string("gone-\(id)")]) }
+
+        // The second page fails: nothing is deleted, nothing imported.
+        let failing = try makeBuilder(transport: FailingSecondPage(next: URLSessionTransport(timeout: 20)), baseURL: baseURL)
+            .store(client.store).build()
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await failing.fetchObjects("Label", from: onePerPage, options: ImportOptions(deleteMissing: .all))
+        }
+        #expect(error?.status == 503)
+        #expect(try await client.count(Query("Label")) == serverIDs.count + 2)
+
+        let result = try await client.fetchObjects("Label", from: onePerPage, options: ImportOptions(deleteMissing: .all))
+        #expect(result.pages >= serverIDs.count)
+        #expect(result.importResult.deleted.count == 2)
+        let local = try await client.fetch(Query("Label")).compactMap { $0["id", as: Int64.self] }
+        #expect(Set(local) == serverIDs, "equal to the server: every page's labels kept, the two others deleted")
+    }
+
+    /// Answers 503 for the second page of a list; passes everything else on.
+    struct FailingSecondPage: Transport {
+        let next: any Transport
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            if request.url.query?.contains("page=2") == true {
+                return TransportResponse(status: 503, headers: ["Content-Type": "application/json"], body: Data(#"{"detail": "unavailable"}"#.utf8))
+            }
+            return try await next.send(request)
+        }
     }
 
     static func createSaveDelete(_ server: Server) async throws {
