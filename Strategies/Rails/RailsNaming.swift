@@ -97,6 +97,12 @@ public struct RailsNaming: NamingStrategy, Hashable {
         CaseConversion.camelCase(jsonKey, conventions: conventions)
     }
 
+    /// The model's own name (`createdAt`), read by an import when a payload lacks the snake_case
+    /// key (`created_at`), as Sync does.
+    public func fallbackKeys(for name: String, in entity: String) -> [String] {
+        jsonKey(for: name, in: entity) == name ? [] : [name]
+    }
+
     /// `owner_id` for a to-one `owner`; `label_ids` for a to-many `labels`, `person_ids` for `people`.
     public func foreignKey(for relationship: Relationship, in entity: String) -> String {
         let key = jsonKey(for: relationship.name, in: entity)

@@ -126,6 +126,28 @@ extension NamingStrategy where Self == KebabCaseNaming {
     static var kebabCase: KebabCaseNaming { KebabCaseNaming() }
 }
 
+/// Sync's rule: under Rails naming, the model's own camelCase name is read too when the payload
+/// lacks the snake_case key (SyncTests.testAutomaticCamelcaseMapping's `camelcase.json`).
+@Suite struct RailsFallbackKeyTests {
+    @Test func theModelsOwnNameIsAFallback() async throws {
+        let schema = try Schema {
+            Entity("NormalUser") {
+                Attribute("id", .string)
+                Attribute("firstName", .string)
+                Attribute("numberOfChildren", .int32)
+            }
+        }
+        let client = try Client.Builder(schema: schema).rails().build()
+        #expect(client.mapping["NormalUser"]?.attribute("firstName")?.fallbackKeyPaths == ["firstName"])
+        _ = try await client.import(Data(#"[{"id": "1", "firstName": "Elvis", "number_of_children": 1}, {"id": "2", "first_name": "own", "firstName": "ignored"}]"#.utf8),
+                                    as: "NormalUser")
+        let users = try await client.fetch(Query("NormalUser", sortedBy: [.ascending("id")]))
+        #expect(users.map { $0["firstName"] } == [.string("Elvis"), .string("own")])
+        #expect(users[0]["numberOfChildren"] == .int(1))
+        #expect(RailsNaming().fallbackKeys(for: "login", in: "User") == [], "a one-word name is its own key")
+    }
+}
+
 @Suite struct CustomNamingTests {
     @Test func kebabCaseConvention() async throws {
         let naming = KebabCaseNaming()

@@ -396,3 +396,54 @@ private extension Value {
         #expect(try await owning.count(Query("Address")) == 2)
     }
 }
+
+/// Fallback JSON keys (issue 19): read when the payload lacks a property's own key, first present wins.
+@Suite struct FallbackKeyTests {
+    static let schema = try! Schema {
+        Entity("User") {
+            Attribute("id", .int64)
+            Attribute("avatarURL", .string)
+            Attribute("login", .string)
+            Relationship.toMany("repositories", "Repository", inverse: "owner")
+        }
+        Entity("Repository") {
+            Attribute("id", .int64)
+            Relationship.toOne("owner", "User", inverse: "repositories")
+        }
+    }
+
+    @Test func fallbacksAreReadInOrderWhenTheOwnKeyIsAbsent() async throws {
+        let client = try Client.Builder(schema: Self.schema)
+            .keyMapping(KeyOverrides(["User": ["avatarURL": "avatar_url"]],
+                                     fallbacks: ["User": ["avatarURL": ["avatarUrl", "picture.url"], "id": ["userId"], "repositories": ["repos"]]]))
+            .build()
+        let result = try await client.import(Data(#"""
+            [{"id": 1, "avatar_url": "own", "avatarUrl": "ignored"},
+             {"id": 2, "picture": {"url": "nested"}, "avatarUrl": "first"},
+             {"userId": 3, "picture": {"url": "second"}, "repos": [{"id": 30}]}]
+            """#.utf8), as: "User")
+        #expect(result.diagnostics.isEmpty)
+        let users = try await client.fetch(Query("User", sortedBy: [.ascending("id")]))
+        #expect(users.map { $0["avatarURL"] } == [.string("own"), .string("first"), .string("second")])
+        #expect(try await client.related("repositories", of: users[2].id).count == 1)
+        // Request bodies use the own key only.
+        #expect(try await client.export(users[0].id)["avatar_url"] == "own")
+        #expect(try await client.export(users[0].id)["avatarUrl"] == nil)
+    }
+
+    @Test func aFallbackNamingAnotherPropertysKeyIsNotRead() async throws {
+        let client = try Client.Builder(schema: Self.schema)
+            .keyMapping(KeyOverrides([:], fallbacks: ["User": ["avatarURL": ["login"]]]))
+            .build()
+        _ = try await client.import(Data(#"[{"id": 1, "login": "octocat"}]"#.utf8), as: "User")
+        let user = try #require(try await client.object("User", identity: .int(1)))
+        #expect(user["avatarURL"] == nil)
+        #expect(user["login"] == .string("octocat"))
+    }
+
+    @Test func anUnknownPropertyIsAConfigurationError() throws {
+        #expect(throws: ConfigurationError.self) {
+            _ = try Client.Builder(schema: Self.schema).keyMapping(KeyOverrides([:], fallbacks: ["User": ["nope": ["x"]]])).build()
+        }
+    }
+}

@@ -114,8 +114,14 @@ extension Client {
                     }
                     return JSONKeyPath(components: [naming.jsonKey(for: name, in: entity.name)])
                 }
-                let attributes = entity.attributes.map { AttributeMapping(attribute: $0, keyPath: keyPath($0.name)) }
-                let relationships = entity.relationships.map { relationship in
+                func fallbacks(_ name: String) -> [JSONKeyPath] {
+                    var paths = keyMappings.flatMap { $0.fallbackKeyPaths(for: name, in: entity.name) }
+                    paths += naming.fallbackKeys(for: name, in: entity.name).map { JSONKeyPath(components: [$0]) }
+                    var seen: Set<JSONKeyPath> = [keyPath(name)]
+                    return paths.filter { seen.insert($0).inserted }
+                }
+                var attributes = entity.attributes.map { AttributeMapping(attribute: $0, keyPath: keyPath($0.name)) }
+                var relationships = entity.relationships.map { relationship in
                     var foreignKey = naming.foreignKey(for: relationship, in: entity.name)
                     for mapping in keyMappings {
                         if let key = mapping.foreignKey(for: relationship.name, in: entity.name) {
@@ -123,8 +129,11 @@ extension Client {
                             break
                         }
                     }
-                    return RelationshipMapping(relationship: relationship, keyPath: keyPath(relationship.name), foreignKey: foreignKey)
+                    var mapping = RelationshipMapping(relationship: relationship, keyPath: keyPath(relationship.name), foreignKey: foreignKey)
+                    mapping.fallbackKeyPaths = fallbacks(relationship.name)
+                    return mapping
                 }
+                for index in attributes.indices { attributes[index].fallbackKeyPaths = fallbacks(attributes[index].name) }
                 var seen: [JSONKeyPath: String] = [:]
                 for (name, path) in attributes.map({ ($0.name, $0.keyPath) }) + relationships.map({ ($0.name, $0.keyPath) }) {
                     if let other = seen[path] {
@@ -134,6 +143,10 @@ extension Client {
                     }
                     seen[path] = name
                 }
+                // A fallback never reads another property's own key (nor a foreign key).
+                let primary = Set(seen.keys).union(relationships.map { JSONKeyPath(components: [$0.foreignKey]) })
+                for index in attributes.indices { attributes[index].fallbackKeyPaths.removeAll { primary.contains($0) } }
+                for index in relationships.indices { relationships[index].fallbackKeyPaths.removeAll { primary.contains($0) } }
                 let identity = entity.identity.compactMap { name in attributes.first { $0.name == name } }
                 entities[entity.name] = EntityMapping(
                     entity: entity, resourcePath: naming.resourcePath(for: entity.name),

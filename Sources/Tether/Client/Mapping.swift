@@ -40,6 +40,9 @@ public struct EntityMapping: Sendable {
 public struct AttributeMapping: Sendable, Hashable {
     public let attribute: Attribute
     public let keyPath: JSONKeyPath
+    /// Where an import also looks, in order, when a payload lacks ``keyPath`` (request bodies use
+    /// ``keyPath`` only).
+    public internal(set) var fallbackKeyPaths: [JSONKeyPath] = []
     public var name: String { attribute.name }
     public var type: AttributeType { attribute.type }
 }
@@ -48,6 +51,8 @@ public struct AttributeMapping: Sendable, Hashable {
 public struct RelationshipMapping: Sendable, Hashable {
     public let relationship: Relationship
     public let keyPath: JSONKeyPath
+    /// Where an import also looks for nested objects, in order, when a payload lacks ``keyPath``.
+    public internal(set) var fallbackKeyPaths: [JSONKeyPath] = []
     public let foreignKey: String
     public var name: String { relationship.name }
 }

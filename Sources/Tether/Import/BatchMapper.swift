@@ -337,7 +337,8 @@ struct BatchMapper<V: ImportValue> {
         let start = batch.slots[slot].start
         var given = batch.slots[slot].given
         for position in plan.attributeFields.indices {
-            guard let json = value(of: plan.attributeFields[position], base) else { continue }
+            guard let json = value(of: plan.attributeFields[position], base)
+                ?? fallback(plan.attributeFallbacks[position], base) else { continue }
             if json.isNull {
                 batch.values[start + position] = nil
                 given.insert(position)
@@ -382,7 +383,7 @@ struct BatchMapper<V: ImportValue> {
         for (r, relationship) in entity.relationships.enumerated() {
             guard let d = plan.destinations[r] else { continue }
             let destination = plans[d]
-            if let nested = value(of: plan.relationshipFields[r], base) {
+            if let nested = value(of: plan.relationshipFields[r], base) ?? fallback(plan.relationshipFallbacks[r], base) {
                 related = true
                 push(relationship.keyPath.components)
                 defer { path.removeLast(relationship.keyPath.components.count) }
@@ -419,6 +420,14 @@ struct BatchMapper<V: ImportValue> {
         if field.rest.isEmpty { return first }
         guard first.isObject else { return first.isNull ? first : nil }
         return lookup(first, field.rest)
+    }
+
+    /// The value of the first of a property's fallback key paths the object has (nil: none).
+    @inline(__always)
+    private func fallback(_ fields: [EntityPlan.Field], _ base: Int) -> V? {
+        if fields.isEmpty { return nil }
+        for field in fields { if let value = value(of: field, base) { return value } }
+        return nil
     }
 
     private mutating func applyNested(
@@ -549,14 +558,14 @@ struct BatchMapper<V: ImportValue> {
     private func identityKey(_ plan: EntityPlan, _ base: Int) -> IdentityKey? {
         let identity = plan.mapping.identity
         if identity.count == 1 {
-            guard let json = value(of: plan.identityFields[0], base), !json.isNull,
+            guard let json = value(of: plan.identityFields[0], base) ?? fallback(plan.identityFallbacks[0], base), !json.isNull,
                 let value = importer.identityValue(json.materialize(), for: identity[0].attribute)
             else { return nil }
             return IdentityKey(value)
         }
         var values: [Value] = []
         for (k, attribute) in identity.enumerated() {
-            guard let json = value(of: plan.identityFields[k], base), !json.isNull,
+            guard let json = value(of: plan.identityFields[k], base) ?? fallback(plan.identityFallbacks[k], base), !json.isNull,
                 let value = importer.identityValue(json.materialize(), for: attribute.attribute)
             else { return nil }
             values.append(value)

@@ -39,6 +39,11 @@ final class EntityPlan: Sendable {
     let identityFields: [Field]
     let relationshipFields: [Field]
     let foreignKeyFields: [Field]
+    /// The fallback key paths of each attribute, identity attribute and relationship
+    /// (``AttributeMapping/fallbackKeyPaths``), read only when its own field is absent.
+    let attributeFallbacks: [[Field]]
+    let identityFallbacks: [[Field]]
+    let relationshipFallbacks: [[Field]]
 
     /// A key path as read from an object matched against ``keyTable``: the first key's index,
     /// then the rest of the path (usually empty).
@@ -97,6 +102,9 @@ final class EntityPlan: Sendable {
         identityFields = identityKeys.map(field)
         relationshipFields = relationshipKeys.map(field)
         foreignKeyFields = foreignKeys.map { field([$0]) }
+        attributeFallbacks = mapping.attributes.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
+        identityFallbacks = mapping.identity.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
+        relationshipFallbacks = mapping.relationships.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
         keyTable = KeyTable(firstKeys)
         toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
         inverses = mapping.relationships.map { relationship in

@@ -23,6 +23,9 @@ public protocol KeyMapping: Sendable {
     func keyPath(for name: String, in entity: String) -> JSONKeyPath?
     /// The JSON key carrying a relationship as ids (`owner_id`), or nil to use the naming strategy.
     func foreignKey(for relationship: String, in entity: String) -> String?
+    /// Other key paths an import reads the attribute or relationship `name` from when the payload
+    /// lacks its own key path, first present wins (`avatarUrl` beside `avatar_url`). Empty by default.
+    func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath]
     /// Called by ``Client/Builder/build()``: throw when the mapping names an entity or property
     /// that the schema does not have.
     func validate(against schema: Schema) throws
@@ -30,23 +33,38 @@ public protocol KeyMapping: Sendable {
 
 extension KeyMapping {
     public func foreignKey(for relationship: String, in entity: String) -> String? { nil }
+    public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { [] }
     public func validate(against schema: Schema) throws {}
 }
 
 /// Explicit overrides: `[entity: [property: JSON key path]]`.
+///
+/// ```swift
+/// KeyOverrides(["User": ["avatarURL": "avatar_url"]],
+///              fallbacks: ["User": ["avatarURL": ["avatarUrl", "picture.url"]]])   // read when avatar_url is absent
+/// ```
 public struct KeyOverrides: KeyMapping {
     public var table: [String: [String: JSONKeyPath]]
     public var foreignKeys: [String: [String: String]]
+    public var fallbacks: [String: [String: [JSONKeyPath]]]
 
     /// - Parameters:
     ///   - table: per entity, per attribute or relationship name, the JSON key path.
     ///   - foreignKeys: per entity, per relationship name, the JSON key carrying ids.
-    public init(_ table: [String: [String: JSONKeyPath]], foreignKeys: [String: [String: String]] = [:]) {
+    ///   - fallbacks: per entity, per attribute or relationship name, key paths an import reads
+    ///     when the payload lacks the property's own, in order (first present wins).
+    public init(
+        _ table: [String: [String: JSONKeyPath]], foreignKeys: [String: [String: String]] = [:],
+        fallbacks: [String: [String: [JSONKeyPath]]] = [:]
+    ) {
         self.table = table
         self.foreignKeys = foreignKeys
+        self.fallbacks = fallbacks
     }
 
     public func keyPath(for name: String, in entity: String) -> JSONKeyPath? { table[entity]?[name] }
+
+    public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { fallbacks[entity]?[name] ?? [] }
 
     public func foreignKey(for relationship: String, in entity: String) -> String? {
         foreignKeys[entity]?[relationship]
@@ -58,6 +76,9 @@ public struct KeyOverrides: KeyMapping {
         }
         for (entityName, relationships) in foreignKeys.sorted(by: { $0.key < $1.key }) {
             try Self.check(entityName, relationships.keys.sorted(), relationshipsOnly: true, in: schema)
+        }
+        for (entityName, properties) in fallbacks.sorted(by: { $0.key < $1.key }) {
+            try Self.check(entityName, properties.keys.sorted(), relationshipsOnly: false, in: schema)
         }
     }
 

@@ -32,9 +32,15 @@ public protocol NamingStrategy: Sendable {
     func foreignKey(for relationship: Relationship, in entity: String) -> String
     /// The resource path segment of an entity (`Repository` -> `repositories`).
     func resourcePath(for entity: String) -> String
+    /// Other JSON keys an import reads an attribute or relationship from when the payload lacks
+    /// its own (``jsonKey(for:in:)``), first present wins. Empty by default; the Rails convention
+    /// also reads the model's own camelCase name, as Sync does.
+    func fallbackKeys(for name: String, in entity: String) -> [String]
 }
 
 extension NamingStrategy {
+    public func fallbackKeys(for name: String, in entity: String) -> [String] { [] }
+
     /// `<key>_id` for to-one relationships, `<singular key>_ids` for to-many ones.
     public func foreignKey(for relationship: Relationship, in entity: String) -> String {
         let key = jsonKey(for: relationship.name, in: entity)
