@@ -62,7 +62,7 @@ enum Baseline {
 
     /// Decodes `data` and upserts it; returns the number of repositories.
     @discardableResult
-    static func importRepositories(_ data: Data, into database: SQLiteDatabase) throws -> Int {
+    static func importRepositories(_ data: Data, into database: SQLiteDatabase, deletingMissing: Bool = false) throws -> Int {
         let repositories = try decoder().decode([Repository].self, from: data)
         try database.execute("BEGIN")
         do {
@@ -119,6 +119,16 @@ enum Baseline {
                 repositoryUpsert.bind(16, repository.openIssues)
                 repositoryUpsert.bind(17, repository.owner.id)
                 try repositoryUpsert.run()
+            }
+            if deletingMissing {
+                // The repositories the payload no longer lists: DELETE … WHERE id NOT IN the payload's ids.
+                try database.execute("CREATE TEMP TABLE IF NOT EXISTS kept (id INTEGER PRIMARY KEY); DELETE FROM kept")
+                let keep = try database.prepare("INSERT OR IGNORE INTO kept (id) VALUES (?)")
+                for repository in repositories {
+                    keep.bind(1, repository.id)
+                    try keep.run()
+                }
+                try database.execute("DELETE FROM repositories WHERE id NOT IN (SELECT id FROM kept)")
             }
         } catch {
             try? database.execute("ROLLBACK")

@@ -28,6 +28,9 @@ struct Workload {
     let count: Int
     let seed: UInt64
     let version: Int
+    /// Leaves out every tenth repository (the delete-missing pass's payload: the others exactly as
+    /// in the same version, 10% missing).
+    var missingTenth = false
 
     var ownerCount: Int { max(1, count / 10) }
 
@@ -75,8 +78,17 @@ struct Workload {
         var structure = SeededGenerator(seed: seed)
         var changes = SeededGenerator(seed: seed ^ UInt64(version) &* 0x2545_F491_4F6C_DD1D)
         out.append(contentsOf: "[\n".utf8)
+        var skipped = [UInt8]()
+        var first = true
         for i in 0..<count {
-            if i > 0 { out.append(contentsOf: ",\n".utf8) }
+            if missingTenth && i % 10 == 9 {
+                // Drawn all the same, so that the repositories kept are those of the full payload.
+                skipped.removeAll(keepingCapacity: true)
+                writeRepository(i, structure: &structure, changes: &changes, into: &skipped)
+                continue
+            }
+            if !first { out.append(contentsOf: ",\n".utf8) }
+            first = false
             writeRepository(i, structure: &structure, changes: &changes, into: &out)
             if out.count >= flushAt {
                 try sink(out)

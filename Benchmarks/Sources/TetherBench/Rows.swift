@@ -39,14 +39,17 @@ enum Kind: String, CaseIterable, Sendable {
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     var isStreaming: Bool { self == .streamMemory || self == .streamSQLite }
 
-    /// The passes of this kind: parse rows have one, imports have insert, update and unchanged.
-    func passes(hasUpdate: Bool) -> [String] {
+    /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
+    /// and the in-memory-payload imports a delete-missing pass (issue 19) when there is a payload for it.
+    func passes(hasUpdate: Bool, hasMissing: Bool = false) -> [String] {
         switch self {
         case .parseSerialization: ["JSONSerialization"]
         case .parseDecoder: ["JSONDecoder→structs"]
         case .parseTether: ["JSONParser (Tether)"]
         case .parseValidate: ["JSONParser.validate"]
-        default: hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"]
+        default:
+            (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
+                + (hasMissing && !isStreaming ? ["delete-missing"] : [])
         }
     }
 }
@@ -59,6 +62,8 @@ struct RowRequest: Codable, Sendable {
     /// The first payload (the insert pass), and the changed one (the update pass), as files.
     var first: String
     var update: String?
+    /// The first payload without every tenth repository (the delete-missing pass).
+    var missing: String?
     var runs: Int
     var batchSize: Int
 }
@@ -155,6 +160,7 @@ struct RowWorker {
         switch request.pass {
         case "update": request.update ?? request.first
         case "unchanged": request.update ?? request.first
+        case "delete-missing": request.missing ?? request.first
         default: request.first
         }
     }
@@ -163,8 +169,14 @@ struct RowWorker {
         switch request.pass {
         case "update": request.first
         case "unchanged": request.update ?? request.first
+        case "delete-missing": request.first
         default: nil
         }
+    }
+
+    /// The repositories stored after the measured pass.
+    private var expectedStored: Int {
+        request.pass == "delete-missing" ? request.size - request.size / 10 : request.size
     }
 
     private func runParse(_ row: inout Measurement) throws {
@@ -192,9 +204,10 @@ struct RowWorker {
         let database = try Baseline.createDatabase(at: directory.file("baseline.sqlite"))
         if let setup = setupFile { try Baseline.importRepositories(load(setup), into: database) }
         let data = try load(measuredFile)
-        try row.time { try Baseline.importRepositories(data, into: database) }
+        let deleteMissing = request.pass == "delete-missing"
+        try row.time { try Baseline.importRepositories(data, into: database, deletingMissing: deleteMissing) }
         let stored = try database.scalar("SELECT count(*) FROM repositories")
-        if stored != request.size { throw BenchmarkError("baseline stored \(stored) repositories, expected \(request.size)") }
+        if stored != expectedStored { throw BenchmarkError("baseline stored \(stored) repositories, expected \(expectedStored)") }
     }
 
     private func runTether(_ row: inout Measurement, verify: Bool) async throws {
@@ -224,6 +237,10 @@ struct RowWorker {
             result = try await row.time {
                 try await TetherImport.importRepositories(file: path, batchSize: batchSize, into: client)
             }
+        } else if request.pass == "delete-missing" {
+            let data = try load(measuredFile)
+            result = try await row.time { try await TetherImport.importRepositories(data, into: client, deletingMissing: true) }
+            if result.deleted.count != n / 10 { throw BenchmarkError("Tether deleted \(result.deleted.count) repositories, expected \(n / 10)") }
         } else {
             let data = try load(measuredFile)
             result = try await row.time { try await TetherImport.importRepositories(data, into: client) }
@@ -233,6 +250,8 @@ struct RowWorker {
             if result.objects.count != n || result.inserted.count < n {
                 throw BenchmarkError("Tether imported \(result.objects.count) repositories (inserted \(result.inserted.count)), expected \(n)")
             }
+        case "delete-missing":
+            if !result.inserted.isEmpty { throw BenchmarkError("a delete-missing pass inserted \(result.inserted.count) objects") }
         case "update":
             if request.update != nil, result.updated.count < n {
                 throw BenchmarkError("Tether updated \(result.updated.count) objects, expected at least \(n)")
@@ -243,8 +262,8 @@ struct RowWorker {
             }
         }
         let stored = try await client.count(Query("Repository"))
-        if stored != n { throw BenchmarkError("Tether stored \(stored) repositories, expected \(n)") }
-        if verify { try await checkLinks(client, expected: n, both: n <= 10_000) }
+        if stored != expectedStored { throw BenchmarkError("Tether stored \(stored) repositories, expected \(expectedStored)") }
+        if verify { try await checkLinks(client, expected: expectedStored, both: n <= 10_000) }
     }
 
     /// The owners' inverse to-many lists hold every repository exactly once; with `both`, each

@@ -61,8 +61,8 @@ enum TetherImport {
     }
 
     /// Imports `data` (in memory) as repositories and returns what the import did.
-    static func importRepositories(_ data: Data, into client: Client) async throws -> ImportResult {
-        try check(await client.import(data, as: "Repository"))
+    static func importRepositories(_ data: Data, into client: Client, deletingMissing: Bool = false) async throws -> ImportResult {
+        try check(await client.import(data, as: "Repository", options: deletingMissing ? ImportOptions(deleteMissing: .all) : nil))
     }
 
     /// Imports the file at `path` as repositories, streaming it `batchSize` elements at a time.

@@ -98,6 +98,7 @@ struct Payload {
     let size: Int
     let first: String
     let update: String?
+    var missing: String? = nil
     let bytes: Int
 }
 
@@ -111,11 +112,11 @@ struct Suite {
     /// Runs every row of `payload`, each in a fresh child process.
     mutating func run(_ payload: Payload) {
         for kind in options.kinds(at: payload.size) {
-            for pass in kind.passes(hasUpdate: payload.update != nil) {
+            for pass in kind.passes(hasUpdate: payload.update != nil, hasMissing: payload.missing != nil) {
                 var row = Measurement(size: payload.size, group: kind.group, pass: pass, objects: payload.size, bytes: payload.bytes)
                 let request = RowRequest(
                     kind: kind.rawValue, pass: pass, size: payload.size, first: payload.first, update: payload.update,
-                    runs: options.runs, batchSize: options.batchSize)
+                    missing: payload.missing, runs: options.runs, batchSize: options.batchSize)
                 let clock = ContinuousClock()
                 let start = clock.now
                 do {
@@ -237,10 +238,12 @@ do {
             let update = directory.file("repositories-\(size)-v2.json")
             let bytes = try Workload(count: size, seed: options.seed, version: 1).write(to: first)
             try Workload(count: size, seed: options.seed, version: 2).write(to: update)
+            let missing = directory.file("repositories-\(size)-v1-missing.json")
+            if size <= largeSize { try Workload(count: size, seed: options.seed, version: 1, missingTenth: true).write(to: missing) }
             FileHandle.standardError.write(Data(("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
                 + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots\n").utf8))
             suite.inputs.append("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON")
-            suite.run(Payload(size: size, first: first, update: update, bytes: bytes))
+            suite.run(Payload(size: size, first: first, update: update, missing: size <= largeSize ? missing : nil, bytes: bytes))
         }
     }
     print()

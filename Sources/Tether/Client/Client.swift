@@ -59,6 +59,7 @@ public final class Client: Sendable {
     // MARK: Import
 
     /// Imports JSON bytes (an object or an array of objects) as `entity`, in one transaction.
+    @discardableResult
     public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         guard data.count <= JSONTape.maximumSize else {
             return try await self.import(JSON(parsing: data), as: entity, options: options)
@@ -74,6 +75,7 @@ public final class Client: Sendable {
     }
 
     /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.
+    @discardableResult
     public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
@@ -84,6 +86,7 @@ public final class Client: Sendable {
     /// Imports a JSON file as `entity`, in one transaction, streaming it: the elements of a
     /// top-level array are read and imported ``ImportOptions/batchSize`` at a time, so memory
     /// stays bounded however large the file is.
+    @discardableResult
     public func `import`(contentsOf url: URL, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         let importer = try Importer(client: self, options: options ?? importOptions)
         let stream = JSONStream(contentsOf: url)
@@ -111,6 +114,7 @@ public final class Client: Sendable {
     /// try await client.import(data, as: "Repository", into: "repositories", of: user.id,
     ///                         options: ImportOptions(deleteMissing: .related("repositories", of: user.id)))
     /// ```
+    @discardableResult
     public func `import`(
         _ data: Data, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
         options: ImportOptions? = nil
@@ -129,6 +133,7 @@ public final class Client: Sendable {
 
     /// Imports a parsed JSON value as the objects of one parent's relationship; see
     /// ``import(_:as:into:of:_:options:)-(Data,_,_,_,_,_)``.
+    @discardableResult
     public func `import`(
         _ json: JSON, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
         options: ImportOptions? = nil
@@ -182,6 +187,7 @@ public final class Client: Sendable {
     }
 
     /// Imports several payloads, each as its entity, in one transaction (a multi-entity envelope).
+    @discardableResult
     public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
         let importer = try Importer(client: self, options: options ?? importOptions)
         let payloads = payloads.map { ($0.entity, $0.json) }

@@ -3,7 +3,7 @@ import Foundation
 /// A fetch: an entity, an optional condition, a sort order, a limit and an offset.
 ///
 /// ```swift
-/// let query = Query("Repository", where: .equal("language", "Swift") && .greater("stars", 10),
+/// let query = Query("Repository", where: .equal("language", .string("Swift")) && .greater("stars", .int(10)),
 ///                   sortedBy: [.descending("stars")], limit: 20)
 /// ```
 public struct Query: Sendable, Hashable {
