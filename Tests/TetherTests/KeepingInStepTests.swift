@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Tether
 
@@ -445,5 +446,60 @@ private extension Value {
         #expect(throws: ConfigurationError.self) {
             _ = try Client.Builder(schema: Self.schema).keyMapping(KeyOverrides([:], fallbacks: ["User": ["nope": ["x"]]])).build()
         }
+    }
+}
+
+/// Cancelling the task of an import stops it at the next batch and rolls it back (issue 21's
+/// cancellation, which the session's batch boundary gives).
+@Suite struct ImportCancellationTests {
+    /// A store that cancels a task when the import's first insert batch reaches it.
+    final class CancellingStore: Store {
+        let base = InMemoryStore()
+        let task = Mutex<Task<ImportResult, any Error>?>(nil)
+        let inserts = Mutex(0)
+        func prepare(for schema: Schema) throws { try base.prepare(for: schema) }
+        func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T { try await base.read(body) }
+        func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T {
+            let store = self
+            return try await base.write { try body(Writer(base: $0, store: store)) }
+        }
+        func changes() -> AsyncStream<ChangeSet> { base.changes() }
+
+        struct Writer: StoreWriter {
+            let base: any StoreWriter
+            let store: CancellingStore
+            func objects(_ entity: String, identities: [IdentityKey]) throws -> [IdentityKey: Object] { try base.objects(entity, identities: identities) }
+            func object(_ id: ObjectID) throws -> Object? { try base.object(id) }
+            func fetch(_ query: Query) throws -> [Object] { try base.fetch(query) }
+            func count(_ query: Query) throws -> Int { try base.count(query) }
+            func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] { try base.related(relationship, of: ids) }
+            func insert(_ entity: String, values: [String: Value]) throws -> Object { try base.insert(entity, values: values) }
+            func update(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>) throws {
+                try base.update(id, setting: values, clearing: cleared)
+            }
+            func delete(_ id: ObjectID) throws { try base.delete(id) }
+            func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws { try base.setRelated(relationship, of: id, to: targets) }
+            func insert(_ batch: InsertBatch) throws -> [ObjectID] {
+                if store.inserts.withLock({ $0 += 1; return $0 }) == 1 { store.task.withLock { $0?.cancel() } }
+                return try base.insert(batch)
+            }
+        }
+    }
+
+    @Test func aCancelledImportWritesNothing() async throws {
+        let schema = try Schema { Entity("Item") { Attribute("id", .int64); Attribute("name", .string) } }
+        let store = CancellingStore()
+        let client = try Client.Builder(schema: schema).store(store).importOptions(ImportOptions(batchSize: 100)).build()
+        let text = "[" + (0..<5_000).map { #"{"id": \#($0), "name": "n\#($0)"}"# }.joined(separator: ",") + "]"
+        let gate = Mutex(false)
+        let task = Task {
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            return try await client.import(Data(text.utf8), as: "Item")
+        }
+        store.task.withLock { $0 = task }
+        gate.withLock { $0 = true }
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        #expect(store.inserts.withLock { $0 } == 1, "stopped at the next batch")
+        #expect(try await client.count(Query("Item")) == 0, "rolled back")
     }
 }

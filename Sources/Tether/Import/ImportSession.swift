@@ -62,6 +62,8 @@ final class ImportSession {
     /// order; later batches find earlier ones in the store, so memory is bounded by the batch.
     /// The batch is changed in place (ids, changed positions); the caller frees it.
     func write(_ mapped: inout MappedBatch) throws {
+        // A cancelled import stops at the next batch and rolls back: nothing is written.
+        try Task.checkCancellation()
         swap(&batch, &mapped)
         defer { swap(&batch, &mapped) }
         pendingRelationships.removeAll(keepingCapacity: true)
@@ -512,6 +514,7 @@ final class ImportSession {
     /// ``ImportOptions/deleteMissing``, the objects of each entity of `entities` (the imported
     /// ones) in scope that the payload did not hold.
     func finish(deletingMissingOf entities: [String]) throws {
+        try Task.checkCancellation()
         var candidates: [ObjectID] = []
         if !orphans.isEmpty {
             var seen = Set<ObjectID>()
