@@ -14,6 +14,8 @@ enum Kind: String, CaseIterable, Sendable {
     case sqlite
     case streamMemory = "stream-memory"
     case streamSQLite = "stream-sqlite"
+    /// The longest a 1 ms heartbeat task waits while four imports run at once (issue 18.6).
+    case stall
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -22,6 +24,7 @@ enum Kind: String, CaseIterable, Sendable {
         "baseline": [.baseline],
         "tether": [.memory, .sqlite],
         "stream": [.streamMemory, .streamSQLite],
+        "stall": [.stall],
     ]
 
     var group: String {
@@ -32,6 +35,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .sqlite: "Tether: SQLite, Data"
         case .streamMemory: "Tether: in-memory, file stream"
         case .streamSQLite: "Tether: SQLite, file stream"
+        case .stall: "heartbeat stall, 4 imports"
         }
     }
 
@@ -47,6 +51,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseDecoder: ["JSONDecoder→structs"]
         case .parseTether: ["JSONParser (Tether)"]
         case .parseValidate: ["JSONParser.validate"]
+        case .stall: ["memory", "sqlite"]
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -144,6 +149,8 @@ struct RowWorker {
         for run in 0..<request.runs {
             if kind.isParse {
                 try runParse(&row)
+            } else if kind == .stall {
+                try await runStall(&row)
             } else if kind == .baseline {
                 try runBaseline(&row)
             } else {
@@ -197,6 +204,37 @@ struct RowWorker {
             let count = try row.time { try JSONParser.parse(data).arrayValue?.count }
             guard count == n else { throw BenchmarkError("JSONParser read the wrong count") }
         }
+    }
+
+    /// Four imports of the payload at once (into one store: one writes while three wait), and a
+    /// task that sleeps 1 ms at a time on the cooperative pool; the row's time is the longest
+    /// the heartbeat overslept, the stall other tasks of an app would see.
+    private func runStall(_ row: inout Measurement) async throws {
+        let directory = try TemporaryDirectory()
+        let data = try load(request.first)
+        let store: any Store = request.pass == "memory" ? InMemoryStore() : try SQLiteStore(path: directory.file("stall.sqlite"))
+        let client = try TetherImport.client(store: store)
+        let clock = ContinuousClock()
+        let worst = Mutex(Duration.zero)
+        let running = Mutex(true)
+        let heartbeat = Task {
+            var last = clock.now
+            while running.withLock({ $0 }) {
+                try await Task.sleep(for: .milliseconds(1))
+                let now = clock.now
+                worst.withLock { $0 = max($0, now - last - .milliseconds(1)) }
+                last = now
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try await TetherImport.importRepositories(data, into: client) } }
+            try await group.waitForAll()
+        }
+        running.withLock { $0 = false }
+        try await heartbeat.value
+        row.durations.append(worst.withLock { $0 })
+        let stored = try await client.count(Query("Repository"))
+        if stored != request.size { throw BenchmarkError("stored \(stored) repositories, expected \(request.size)") }
     }
 
     private func runBaseline(_ row: inout Measurement) throws {
