@@ -227,3 +227,53 @@ import TetherTesting
         #expect(try await client.export(user.id, options: ExportOptions(relationships: .all))["issue_ids"] == [1])
     }
 }
+
+/// Answers without a body and saves by PUT (issue 20's save semantics, first part).
+@Suite struct SaveSemanticsTests {
+    @Test func aCreateAnsweredWithoutABodyKeepsTheLocalObject() async throws {
+        let stub = StubTransport()
+        stub.on(.post, "/users", status: 204)
+        let client = try makeClient(stub)
+        let local = try await client.insertLocally("User", values: ["login": .string("new")])
+        let created = try await client.create(local.id)
+        #expect(created.id == local.id)
+        #expect(created["login"] == .string("new"))
+        #expect(stub.requests(.post, "/users").count == 1)
+    }
+
+    @Test func aCreateFromValuesAnsweredWithoutABodyStoresWhatWasSent() async throws {
+        let stub = StubTransport()
+        stub.on(.post, "/users", status: 201)
+        let client = try makeClient(stub)
+        let created = try await client.create("User", values: ["id": .int(7), "login": .string("seven")])
+        #expect(created["id"] == .int(7))
+        #expect(try await client.object("User", identity: .int(7))?.id == created.id)
+    }
+
+    @Test func anEmptyGETNamesItsStatus() async throws {
+        let stub = StubTransport()
+        stub.on(.get, "/users/1", status: 204)
+        let client = try makeClient(stub)
+        let error = await #expect(throws: RequestError.self) { _ = try await client.fetchObject("User", from: "/users/1") }
+        #expect(error?.kind == .emptyResponse)
+        #expect(error?.message.contains("204") == true)
+    }
+
+    @Test func savesGoByPUTWhereTheBuilderSaysSo() async throws {
+        let stub = StubTransport()
+        stub.on(.put, "/users/1", json: ["id": 1, "login": "renamed"])
+        stub.on(.patch, "/repositories/5", status: 204)
+        let client = try makeBuilder(transport: stub).saveMethod(.put, for: "User").build()
+        _ = try await seed(client, "User", ["id": 1, "login": "octocat"])
+        _ = try await seed(client, "Repository", ["id": 5, "name": "r"])
+        let user = try #require(try await client.object("User", identity: .int(1)))
+        let saved = try await client.save(user.id)
+        #expect(saved["login"] == .string("renamed"))
+        let repository = try #require(try await client.object("Repository", identity: .int(5)))
+        _ = try await client.save(repository.id)
+        #expect(stub.requests.map(\.method) == [.put, .patch])
+        let everything = try makeBuilder(transport: stub).saveMethod(.put).build()
+        #expect(everything.remote.saveMethod == .put)
+        #expect(throws: ConfigurationError.self) { _ = try makeBuilder(transport: stub).saveMethod(.put, for: "Nope").build() }
+    }
+}

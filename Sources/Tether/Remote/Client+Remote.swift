@@ -93,7 +93,7 @@ extension Client {
         let url = try await self.url(template, for: source)
         let response = try await send(.get, url, entity: entity)
         guard let json = try Self.jsonBody(of: response) else {
-            throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered an empty body")
+            throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
         }
         let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
@@ -214,26 +214,31 @@ extension Client {
         let url = try await itemURL(of: id)
         let response = try await send(.get, url, entity: id.entity)
         guard let json = try Self.jsonBody(of: response) else {
-            throw RequestError(.emptyResponse, entity: id.entity, "GET \(url.absoluteString) answered an empty body")
+            throw RequestError(.emptyResponse, entity: id.entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
         }
         return try await merge(json, into: id)
     }
 
     /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
     /// without identity) to its collection URL, then merges the answer (server-assigned id,
-    /// timestamps) into the **same** object: no duplicate is created.
+    /// timestamps) into the **same** object: no duplicate is created. An answer without a body
+    /// (`204 No Content`, or a `201`/`202` with none) keeps the local object as it is.
     @discardableResult
     public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (url, body) = try await collectionRequest(for: id, options: options)
         let response = try await send(.post, url, body: body, entity: id.entity)
         guard let json = try Self.jsonBody(of: response) else {
-            throw RequestError(.emptyResponse, entity: id.entity, "POST \(url.absoluteString) answered an empty body")
+            guard let object = try await object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was created")
+            }
+            return object
         }
         return try await merge(json, into: id)
     }
 
     /// POSTs a new object built from values (and relationship targets, which URL templates can
-    /// follow) and imports the answer. Nothing is stored unless the server accepts it.
+    /// follow) and imports the answer. Nothing is stored unless the server accepts it; an answer
+    /// without a body (`204 No Content`) stores the object as sent.
     @discardableResult
     public func create(
         _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
@@ -250,7 +255,8 @@ extension Client {
         }
         let response = try await send(.post, url, body: body, entity: entity)
         guard let json = try Self.jsonBody(of: response) else {
-            throw RequestError(.emptyResponse, entity: entity, "POST \(url.absoluteString) answered an empty body")
+            // Accepted without an answer to import: the object is stored as it was sent.
+            return try await insertLocally(entity, values: values, related: related)
         }
         let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
@@ -269,13 +275,17 @@ extension Client {
         }
     }
 
-    /// PATCHes the object's JSON (``export(_:options:)``) to its item URL and merges the answer.
-    /// Pass `ExportOptions(includeNulls: true)` to clear on the server what is unset locally.
+    /// Sends the object's JSON (``export(_:options:)``) to its item URL with the entity's save
+    /// method (`PATCH` unless the builder says `PUT`: ``Builder/saveMethod(_:for:)``) and merges
+    /// the answer; an answer without a body keeps the local object. Pass
+    /// `ExportOptions(includeNulls: true)` to clear on the server what is unset locally (a `PUT`
+    /// replaces the whole object on most servers, so send it every field).
     @discardableResult
     public func save(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let url = try await itemURL(of: id)
         let body = try await export(id, options: options)
-        let response = try await send(.patch, url, body: body, entity: id.entity)
+        let method = remote.saveMethods[id.entity] ?? remote.saveMethod
+        let response = try await send(method, url, body: body, entity: id.entity)
         if let json = try Self.jsonBody(of: response) { return try await merge(json, into: id) }
         guard let object = try await object(id) else {
             throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was saved")

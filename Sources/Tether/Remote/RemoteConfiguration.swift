@@ -16,6 +16,10 @@ public struct RemoteConfiguration: Sendable {
     /// lower case. Empty by default: a link to another scheme, host or port is a ``RequestError``
     /// (`.untrustedLink`).
     public var pageHosts: Set<String> = []
+    /// How ``Client/save(_:options:)`` sends an object: `PATCH` (the default) or `PUT`.
+    public var saveMethod: HTTPMethod = .patch
+    /// Per entity: a save method other than ``saveMethod``.
+    public var saveMethods: [String: HTTPMethod] = [:]
 
     public init() {}
 
@@ -36,6 +40,9 @@ public struct RemoteConfiguration: Sendable {
             let route = resources[entity]!
             try check(route.collection, entity)
             if let item = route.item { try check(item, entity) }
+        }
+        for entity in saveMethods.keys.sorted() where schema[entity] == nil {
+            throw ConfigurationError(.unknownEntity, entity: entity, "a save method is set for unknown entity '\(entity)'")
         }
         for entity in relationshipResources.keys.sorted() {
             guard let declared = schema[entity] else {
@@ -112,6 +119,14 @@ extension Client.Builder {
     public func pageHosts(_ hosts: Set<String>) -> Self {
         var copy = self
         copy.remote.pageHosts.formUnion(hosts.map { $0.lowercased() })
+        return copy
+    }
+
+    /// How ``Client/save(_:options:)`` sends objects: `.patch` (the default) or `.put` (an
+    /// AeroGear-style server, say), for every entity, or only for `entity`.
+    public func saveMethod(_ method: HTTPMethod, for entity: String? = nil) -> Self {
+        var copy = self
+        if let entity { copy.remote.saveMethods[entity] = method } else { copy.remote.saveMethod = method }
         return copy
     }
 
