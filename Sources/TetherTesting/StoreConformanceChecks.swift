@@ -517,7 +517,8 @@ struct Checks: Sendable {
             seen.withLock { $0 = -1 }
             // Hold the transaction open until the read is done (a store runs its transactions off
             // the cooperative pool: see `waitingOffThePool`).
-            let deadline = Date().addingTimeInterval(20)
+            // (Two minutes: in a test run the pool's threads may be busy with other tests for a while.)
+            let deadline = Date().addingTimeInterval(120)
             while seen.withLock({ $0 }) == -1 && Date() < deadline { usleep(1000) }
         }
         try await reader.value
@@ -528,7 +529,7 @@ struct Checks: Sendable {
     /// A transaction, and a writer waiting for another, hold no thread of the cooperative pool:
     /// eight writes, the first blocked until a task of the pool lets it go. A store that blocks
     /// pool threads starves that task (the pool has one thread per core), and the check fails
-    /// after 20 seconds instead of hanging.
+    /// after two minutes instead of hanging (other tests may keep the pool busy for a while).
     func waitingOffThePool() async throws {
         try prepared()
         let gate = DispatchSemaphore(value: 0)
@@ -540,7 +541,7 @@ struct Checks: Sendable {
                 try await store.write { writer in
                     // The first transaction to begin waits for the gate; the others insert.
                     if !started.value.exchange(true, ordering: .sequentiallyConsistent) {
-                        guard gate.wait(timeout: .now() + 20) == .success else { throw Abort() }
+                        guard gate.wait(timeout: .now() + 120) == .success else { throw Abort() }
                         return
                     }
                     _ = try writer.insert("Item", values: ["id": .int(Int64(i))])
@@ -556,7 +557,7 @@ struct Checks: Sendable {
             do {
                 try await write.value
             } catch is Abort {
-                throw ConformanceFailure(check: check, "write \(i) waited 20 s for a task of the cooperative pool: the store's transactions (or writers waiting for one) hold its threads")
+                throw ConformanceFailure(check: check, "write \(i) waited 120 s for a task of the cooperative pool: the store's transactions (or writers waiting for one) hold its threads")
             }
         }
         try await opener.value

@@ -6,7 +6,10 @@ public import Tether
 
 /// A ``Transport`` over `URLSession` (FoundationNetworking on Linux).
 ///
-/// Redirects, gzip/deflate decoding and connection reuse are `URLSession`'s. Failures to
+/// Redirects, gzip/deflate decoding and connection reuse are `URLSession`'s; a redirect to another
+/// scheme, host or port drops the request's credentials (`Authorization`, cookies, API-key
+/// headers: ``Redaction/isSecretHeader(_:)``) on the way, so that they go only to the server that
+/// was asked (for a session of your own, give it a ``RedirectGuard`` as its delegate). Failures to
 /// exchange become a ``TransportError``: `.connectionRefused`, `.timeout`, `.cancelled` or
 /// `.other`; an HTTP error status is returned as a normal response (the client turns it into an
 /// ``HTTPError``).
@@ -28,11 +31,12 @@ public final class URLSessionTransport: Transport {
     ///   - timeout: seconds without data before a request fails with `.timeout` (default 60).
     public init(configuration: URLSessionConfiguration = .ephemeral, timeout: TimeInterval? = 60) {
         if let timeout { configuration.timeoutIntervalForRequest = timeout }
-        self.session = URLSession(configuration: configuration)
+        self.session = URLSession(configuration: configuration, delegate: RedirectGuard(), delegateQueue: nil)
         self.timeout = timeout
     }
 
-    /// A transport over an existing session (its delegate, if any, sees every task).
+    /// A transport over an existing session (its delegate, if any, sees every task; make it a
+    /// ``RedirectGuard``, or do what it does, to keep credentials from other origins).
     public init(session: URLSession, timeout: TimeInterval? = nil) {
         self.session = session
         self.timeout = timeout
@@ -65,6 +69,29 @@ public final class URLSessionTransport: Transport {
             headers.add(name: "\(name)", value: "\(value)")
         }
         return TransportResponse(status: http.statusCode, headers: headers, body: data)
+    }
+
+    /// A session delegate that lets `URLSession` follow redirects, without the request's
+    /// credentials when the redirect leads to another scheme, host or port than the request's.
+    public final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        public override init() {}
+
+        public func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(Self.guarded(request, from: task.originalRequest?.url ?? response.url))
+        }
+
+        /// `request` without its secret headers when it leaves the origin of `original`.
+        public static func guarded(_ request: URLRequest, from original: URL?) -> URLRequest {
+            guard let original, let target = request.url, !Redaction.sameOrigin(original, target) else { return request }
+            var request = request
+            for name in (request.allHTTPHeaderFields ?? [:]).keys where Redaction.isSecretHeader(name) {
+                request.setValue(nil, forHTTPHeaderField: name)
+            }
+            return request
+        }
     }
 
     /// Maps a `URLError` to a ``TransportError``.

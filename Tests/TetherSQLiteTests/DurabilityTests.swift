@@ -41,31 +41,27 @@ import TetherSQLite
     /// Runs the helper for `batch`; kills it `delay` after its transaction began, if given.
     func runHelper(_ helper: URL, path: String, batch: Int, marker: String, killAfter delay: Duration?) async throws -> (Outcome, Duration) {
         try? FileManager.default.removeItem(atPath: marker)
-        let process = Process()
-        process.executableURL = helper
-        process.arguments = [path, String(batch), String(Self.count), marker]
-        try process.run()
+        // posix_spawn rather than Foundation's Process, whose run() crashes now and then on Linux
+        // (see ChildProcess).
+        let process = try ChildProcess(helper.path, [path, String(batch), String(Self.count), marker])
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(60)
         while !FileManager.default.fileExists(atPath: marker) {
             if !process.isRunning || clock.now > deadline {
-                process.terminate()
-                throw StoreError(.storage, "the helper did not begin its import (status \(process.isRunning ? -1 : process.terminationStatus))")
+                process.kill()
+                throw StoreError(.storage, "the helper did not begin its import (\(String(describing: process.termination)))")
             }
             try await Task.sleep(for: .milliseconds(1))
         }
         let began = clock.now
         if let delay {
             try await Task.sleep(for: delay)
-            kill(process.processIdentifier, SIGKILL)
+            process.kill()
         }
-        while process.isRunning {
-            if clock.now > deadline { process.terminate() }
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        let termination = try await process.wait(timeout: .seconds(60))
         let elapsed = clock.now - began
-        if process.terminationReason == .uncaughtSignal { return (.killed, elapsed) }
-        #expect(process.terminationStatus == 0, "the helper failed")
+        if termination == .signalled(SIGKILL) { return (.killed, elapsed) }
+        #expect(termination == .exited(0), "the helper failed: \(termination)")
         return (.completed, elapsed)
     }
 

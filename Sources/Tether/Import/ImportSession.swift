@@ -46,6 +46,9 @@ final class ImportSession {
     /// How many pending references the store holds (read at the first batch that needs it).
     private var storedPending: Int?
     private var pendingDiagnostics: [ImportDiagnostic] = []
+    /// The pending references this import recorded, with their diagnostics: one a later batch
+    /// replaces is no longer reported (the result does not depend on the batch size).
+    private var recordedPending: [ObjectID: ImportDiagnostic] = [:]
     private var pendingError: (any Error)?
 
     init(importer: Importer, writer: any StoreWriter) {
@@ -239,7 +242,11 @@ final class ImportSession {
                         targets[k] = target
                         linkedOnInsert[index] = true
                     } else if link.byReference {
-                        linkedOnInsert[index] = true  // an id naming nothing stored: kept pending below
+                        // An id of an object of this payload that is not inserted yet (of this
+                        // entity, in this very insert) is linked after the inserts, below; an id
+                        // naming nothing stored is kept pending.
+                        if case .identity(let key) = link.targets[0], batch.identityMap[link.destination][key] != nil { continue }
+                        linkedOnInsert[index] = true
                         pendingOnInsert.append(index)
                     }
                 }
@@ -344,6 +351,9 @@ final class ImportSession {
             where byRelationship[row.relationship]?.contains(row.source.rowID) == true {
                 try writer.delete(row.id)
                 storedPending = (storedPending ?? 1) - 1
+                if let diagnostic = recordedPending.removeValue(forKey: row.id), let index = diagnostics.lastIndex(of: diagnostic) {
+                    diagnostics.remove(at: index)
+                }
             }
         }
     }
@@ -361,16 +371,18 @@ final class ImportSession {
                 // Only an id naming nothing stored and nothing in the payload is pending.
                 guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
                 do {
-                    try writer.insert(PendingReferences.entityName, values: [
+                    let row = try writer.insert(PendingReferences.entityName, values: [
                         "sourceEntity": .string(source.entity), "sourceRow": .int(source.rowID), "relationship": .string(relationship),
                         "targetEntity": .string(destination), "target": .string(PendingReferences.encode(key)),
                         "position": .int(Int64(position)),
                     ])
                     storedPending = (storedPending ?? 0) + 1
-                    pendingDiagnostics.append(ImportDiagnostic(
+                    let diagnostic = ImportDiagnostic(
                         path: link.path ?? .root, entity: plan.name, attribute: relationship, problem: .pendingReference,
                         action: .linkPending,
-                        message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it"))
+                        message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it")
+                    pendingDiagnostics.append(diagnostic)
+                    recordedPending[row.id] = diagnostic
                 } catch {
                     pendingError = pendingError ?? error
                 }
@@ -505,9 +517,19 @@ final class ImportSession {
             status[entity][id.rowID] = entry | Self.listedAtTopLevel
             topLevel.append(id)
         }
-        diagnostics.append(contentsOf: batch.diagnostics)
-        diagnostics.append(contentsOf: pendingDiagnostics)
-        pendingDiagnostics.removeAll()
+        if pendingDiagnostics.isEmpty {
+            diagnostics.append(contentsOf: batch.diagnostics)
+        } else {
+            // In payload order: by the top-level element each is about (a stable sort).
+            func element(_ d: ImportDiagnostic) -> Int {
+                if case .index(let i)? = d.path.components.first { return i }
+                return -1
+            }
+            let merged = (batch.diagnostics + pendingDiagnostics).enumerated()
+                .sorted { (element($0.element), $0.offset) < (element($1.element), $1.offset) }.map(\.element)
+            diagnostics.append(contentsOf: merged)
+            pendingDiagnostics.removeAll()
+        }
     }
 
     /// After the last batch: deletes the orphans of ``ImportOptions/deleteRelationships`` and, for

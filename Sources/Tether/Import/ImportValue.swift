@@ -61,9 +61,21 @@ enum DirectKind: UInt8, Sendable {
 extension JSON: ImportValue {
     var isObject: Bool { if case .object = self { true } else { false } }
     var isArray: Bool { if case .array = self { true } else { false } }
+    /// The member whose key has the same UTF-8 bytes as `key` (as bytes are matched on a tape:
+    /// a key in another normalization form is another key).
     func member(_ key: ImportKey) -> JSON? {
-        if case .object(let members) = self { return members[key.string] }
+        if case .object(let members) = self { return Self.member(key, of: members) }
         return nil
+    }
+
+    /// A dictionary finds a key by canonical equivalence; the key it finds must also have the
+    /// same bytes.
+    @inline(__always)
+    static func member(_ key: ImportKey, of members: [String: JSON]) -> JSON? {
+        guard let index = members.index(forKey: key.string) else { return nil }
+        let (found, value) = members[index]
+        guard found.utf8.elementsEqual(key.utf8) else { return nil }  // (not `? value : nil`: JSON is a nil literal)
+        return value
     }
     var elements: [JSON] { arrayValue ?? [] }
     func materialize() -> JSON { self }
@@ -182,7 +194,7 @@ extension JSON {
     func members(_ table: KeyTable, into found: inout [JSON?], at base: Int) {
         guard case .object(let members) = self else { return }
         for (i, key) in table.keys.enumerated() {
-            if let value = members[key.string] { found[base + i] = value }
+            if let value = Self.member(key, of: members) { found[base + i] = value }
         }
     }
 }

@@ -77,8 +77,19 @@ struct Importer: Sendable {
     /// Imports the bytes of a JSON document. A top-level array is read onto a tape one batch at a
     /// time, in one pass over the bytes, so the tape holds one batch's entries; any other document
     /// is read whole. When the first batch is not the last, the others are read and mapped on a
-    /// second thread while each is written.
+    /// second thread while each is written. A syntax error anywhere is the error, whatever
+    /// went wrong in an earlier batch (so the error does not depend on the batch size), unless
+    /// the import was cancelled.
     func run(bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+        do {
+            return try runTape(bytes: bytes, as: entityName, in: writer)
+        } catch let error where !(error is JSONParseError || error is CancellationError) {
+            try JSONParser.validate(bytes: bytes)
+            throw error
+        }
+    }
+
+    private func runTape(bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         guard var reader = JSONTape.ArrayReader(bytes) else {
             let tape = try JSONTape(parsing: bytes)
             return try tape.withRoots(bytes: bytes) { roots in try run([(entityName, roots[0])], in: writer) }
@@ -127,8 +138,18 @@ struct Importer: Sendable {
 
     /// Streams the top-level array of a file through the import, one batch at a time: each
     /// element is checked onto the batch's tape as it arrives, and a full batch is mapped. The
-    /// file is read and mapped on a second thread while each batch is written.
+    /// file is read and mapped on a second thread while each batch is written. A syntax error
+    /// anywhere is the error, as for bytes.
     func run(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+        do {
+            return try runStream(stream, as: entityName, in: writer)
+        } catch let error where !(error is JSONParseError || error is CancellationError) {
+            try stream.validate()
+            throw error
+        }
+    }
+
+    private func runStream(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)
         let session = ImportSession(importer: self, writer: writer)

@@ -94,7 +94,7 @@ extension JSON {
         }
     }
 
-    /// Compact JSON text. Object keys are sorted so the output is stable.
+    /// Compact JSON text. Object keys are sorted by their UTF-8 bytes so the output is stable.
     public func serialized() -> Data {
         var out = [UInt8]()
         out.reserveCapacity(64)
@@ -145,7 +145,9 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            // By bytes: Swift's `<` on strings is not a total order for some non-ASCII keys
+            // (`"\u{E9}$"` and `"e\u{301}"`: neither is less), so it would not give one output.
+            for (i, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))

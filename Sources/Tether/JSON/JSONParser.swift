@@ -50,20 +50,24 @@ public enum JSONParser {
     /// batch of elements at a time, so memory stays small whatever its size.
     public static func validate(_ data: Data) throws(JSONParseError) {
         let result: Result<Void, JSONParseError> = data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
             do throws(JSONParseError) {
-                if var reader = JSONTape.ArrayReader(bytes) {
-                    var tape = JSONTape()
-                    while try reader.read(10_000, into: &tape) > 0 {}
-                } else {
-                    _ = try JSONTape(parsing: bytes)
-                }
+                try validate(bytes: raw.bindMemory(to: UInt8.self))
                 return .success(())
             } catch {
                 return .failure(error)
             }
         }
         try result.get()
+    }
+
+    /// ``validate(_:)`` for bytes in a buffer.
+    static func validate(bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) {
+        if var reader = JSONTape.ArrayReader(bytes) {
+            var tape = JSONTape()
+            while try reader.read(10_000, into: &tape) > 0 {}
+        } else {
+            _ = try JSONTape(parsing: bytes)
+        }
     }
 
     /// One parser for everything: the bytes are checked onto a ``JSONTape`` (which the import

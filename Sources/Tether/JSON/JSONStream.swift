@@ -28,14 +28,35 @@ public struct JSONStream: Sendable {
         }
     }
 
-    /// Calls `body` with the bytes of each top-level array element (not yet checked), their
-    /// offset in the file and the element's index, or once with the whole document (index nil)
-    /// when it is not an array. The bytes are valid only inside `body`.
+    /// Checks the whole file as ``JSONParser/validate(_:)`` checks bytes (the same errors at the
+    /// same offsets), one element at a time.
+    func validate() throws {
+        try forEachElementBytes { bytes, offset, index in
+            guard index == nil else { return }  // an array element: already checked
+            do throws(JSONParseError) {
+                _ = try JSONTape(parsing: bytes)
+            } catch {
+                throw JSONParseError(offset: offset + error.offset, message: error.message)
+            }
+        }
+    }
+
+    /// Calls `body` with the bytes of each top-level array element, their offset in the file and
+    /// the element's index, or once with the whole document (index nil, not yet checked) when it
+    /// is not an array. The bytes are valid only inside `body`.
+    ///
+    /// The file is checked exactly as ``JSONParser`` checks a document in memory (the same
+    /// grammar, depth limit and byte order mark rule, the same errors at the same offsets): an
+    /// element handed to `body` is a well-formed value (an element of the top-level array: its
+    /// nesting counts from 2), and a malformed file throws the ``JSONParseError`` that
+    /// ``JSONParser/parse(_:)`` throws for it, after `body` has had the elements before the error.
     ///
     /// Each array element is first offered to `take`: the bytes from the element's start to the
     /// end of what is buffered, its offset in the file and its index. `take` returns the
     /// element's length when it parsed the element itself (then `body` is not called for it), or
-    /// nil (the default) to have the element's end found and the element handed to `body`.
+    /// nil (the default) to have the element checked and handed to `body`. `take` must accept
+    /// only a well-formed element followed, after whitespace, by `,` or `]`, as
+    /// ``JSONTape/appendElement(prefixOf:offset:)`` does.
     func forEachElementBytes(
         take: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Int? = { _, _, _ in nil },
         _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void
@@ -44,9 +65,19 @@ public struct JSONStream: Sendable {
             throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
         }
         defer { try? handle.close() }
+        try Self.forEachElementBytes(chunks: { try handle.read(upToCount: chunkSize) ?? Data() }, take: take, body)
+    }
+
+    /// ``forEachElementBytes(take:_:)`` over the chunks `next` returns (an empty one at the end):
+    /// the file's, or any others (tests and fuzzing cut bytes in memory into chunks of any size).
+    static func forEachElementBytes(
+        chunks next: () throws -> Data,
+        take: (UnsafeBufferPointer<UInt8>, Int, Int) throws -> Int? = { _, _, _ in nil },
+        _ body: (UnsafeBufferPointer<UInt8>, Int, Int?) throws -> Void
+    ) throws {
         var splitter = Splitter()
         while true {
-            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
+            let chunk = try next()
             let atEnd = chunk.isEmpty
             splitter.buffer.append(contentsOf: chunk)
             if try splitter.drain(atEnd: atEnd, take: take, body) { return }
@@ -54,17 +85,28 @@ public struct JSONStream: Sendable {
         }
     }
 
-    /// Incremental splitter: finds the byte ranges of top-level array elements.
+    /// Incremental splitter: finds and checks the top-level array elements as bytes arrive.
+    ///
+    /// Its errors are the parser's own: the separators between elements are checked here with
+    /// the parser's messages, and each element is parsed by the tape parser from its start with
+    /// what follows it buffered (its end and at least ``lookahead`` more bytes, or the end of the
+    /// file), so the parser sees exactly the bytes it would see in the whole document.
     struct Splitter {
         enum Phase { case start, firstElementOrEnd, elementOrEnd, separatorOrEnd, done, whole }
+        /// How far past the end of a value the parser may look before it decides (a `\uD800\uDC00`
+        /// escape checked from its start).
+        static let lookahead = 16
         var buffer: [UInt8] = []
         /// Bytes of the file dropped from the front of `buffer`.
         var dropped = 0
         var position = 0
         var phase = Phase.start
         var index = 0
-        // Resumable element scan.
+        /// The file offset of the last comma between elements (a trailing comma is reported there).
+        var comma = 0
+        // Resumable scan for the end of an element: where it starts, and the end once found.
         var elementStart: Int?
+        var elementEnd: Int?
         var depth = 0
         var inString = false
         var escaped = false
@@ -86,21 +128,30 @@ public struct JSONStream: Sendable {
                     guard atEnd else { return false }
                     try emit(0, buffer.count, nil, body)
                     phase = .done
+                    position = buffer.count
                     return true
                 }
-                if phase == .done {
-                    while position < buffer.count, Self.isSpace(buffer[position]) { position += 1 }
-                    if position < buffer.count { throw error(position, "unexpected data after the top-level array") }
-                    return atEnd
+                if phase == .start, dropped == 0, position == 0 {
+                    // A byte order mark is skipped at the start of the document only.
+                    if buffer.count < 3, !atEnd { return false }
+                    if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { position = 3 }
                 }
                 if elementStart == nil {
                     while position < buffer.count, Self.isSpace(buffer[position]) { position += 1 }
                     guard position < buffer.count else {
-                        if atEnd { throw error(position, phase == .start ? "empty input" : "unexpected end of input in the top-level array") }
-                        return false
+                        guard atEnd else { return false }
+                        switch phase {
+                        case .done: return true
+                        case .separatorOrEnd: throw error(position, "unexpected end of input in an array, expected ',' or ']'")
+                        default: throw error(position, "unexpected end of input, expected a value")
+                        }
                     }
                     let byte = buffer[position]
                     switch phase {
+                    case .whole:
+                        continue
+                    case .done:
+                        throw error(position, "unexpected \(JSONTape.describe(byte)) after the JSON value")
                     case .start:
                         if byte == UInt8(ascii: "[") {
                             position += 1
@@ -114,13 +165,16 @@ public struct JSONStream: Sendable {
                         phase = .done
                         continue
                     case .separatorOrEnd:
-                        guard byte == UInt8(ascii: ",") else { throw error(position, "expected ',' or ']' after an array element") }
+                        guard byte == UInt8(ascii: ",") else {
+                            throw error(position, "unexpected \(JSONTape.describe(byte)) in an array, expected ',' or ']'")
+                        }
+                        comma = dropped + position
                         position += 1
                         phase = .elementOrEnd
                         continue
                     case .elementOrEnd where byte == UInt8(ascii: "]"):
-                        throw error(position, "trailing comma before ']'")
-                    default:
+                        throw JSONParseError(offset: comma, message: "trailing comma before ']'")
+                    case .firstElementOrEnd, .elementOrEnd:
                         let start = position
                         let taken = try buffer.withUnsafeBufferPointer { b in
                             try take(UnsafeBufferPointer(rebasing: b[start...]), dropped + start, index)
@@ -132,25 +186,36 @@ public struct JSONStream: Sendable {
                             continue
                         }
                         elementStart = position
+                        elementEnd = nil
                         depth = 0
                         inString = false
                         escaped = false
                     }
                 }
-                // Scan the element from `position`.
-                guard let end = scanElement(atEnd: atEnd) else {
-                    if atEnd { throw error(buffer.count, "unexpected end of input inside an array element") }
-                    return false
+                // Find where the element ends, then have it parsed with what follows it.
+                if elementEnd == nil { elementEnd = scanElement(atEnd: atEnd) }
+                guard atEnd || (elementEnd.map { $0 + Self.lookahead <= buffer.count } ?? false) else { return false }
+                let start = elementStart!
+                let length: Int
+                do throws(JSONParseError) {
+                    length = try buffer.withUnsafeBufferPointer { b throws(JSONParseError) in
+                        try JSONTape.checkElement(UnsafeBufferPointer(rebasing: b[start...]))
+                    }
+                } catch {
+                    throw self.error(start + error.offset, error.message)
                 }
-                try emit(elementStart!, end, index, body)
+                try emit(start, start + length, index, body)
                 index += 1
                 elementStart = nil
-                position = end
+                elementEnd = nil
+                position = start + length
                 phase = .separatorOrEnd
             }
         }
 
-        /// The end (exclusive) of the element starting at `elementStart`, or nil if more bytes are needed.
+        /// The end (exclusive) of the element starting at `elementStart` as its brackets and
+        /// quotes show it, or nil if more bytes are needed. For a well-formed element, its end;
+        /// in a malformed one, the parser finds the error before this point.
         mutating func scanElement(atEnd: Bool) -> Int? {
             let start = elementStart!
             let first = buffer[start]
@@ -214,14 +279,17 @@ public struct JSONStream: Sendable {
             }
         }
 
-        /// Drops consumed bytes from the front of the buffer.
+        /// Drops consumed bytes from the front of the buffer (not before the document's first
+        /// value is known not to be a whole document, which is parsed from the file's first byte).
         mutating func compact() {
+            guard phase != .start, phase != .whole else { return }
             let keep = elementStart ?? position
             guard keep > 0, keep >= buffer.count / 2 || keep > (1 << 20) else { return }
             buffer.removeFirst(keep)
             dropped += keep
             position -= keep
             if let start = elementStart { elementStart = start - keep }
+            if let end = elementEnd { elementEnd = end - keep }
         }
     }
 }

@@ -63,10 +63,12 @@ struct JSONTape: Sendable {
     /// Parses the value at the start of `bytes` (a top-level array element of a streamed file,
     /// followed by whatever of the file is buffered) onto the tape as one document, when it is
     /// well formed and followed, after whitespace, by `,` or `]` within `bytes`; returns its
-    /// length. Otherwise leaves the tape as it was and returns nil: the caller then finds the
-    /// element's end and appends it with ``append(_:offset:errorOffset:)``, which gives the same
-    /// entries for a well-formed element and the same error for a malformed one. One pass over
-    /// the bytes instead of two (finding the end, then parsing).
+    /// length. The value is checked as an element of a top-level array (one level deep, no byte
+    /// order mark), as the whole document's parse checks it. Otherwise leaves the tape as it was
+    /// and returns nil: the caller (``JSONStream``) then checks the element with what follows it
+    /// buffered, and appends it with ``append(_:offset:errorOffset:)``, which gives the same
+    /// entries for a well-formed element. One pass over the bytes instead of three (finding the
+    /// end, checking, then parsing).
     mutating func appendElement(prefixOf bytes: UnsafeBufferPointer<UInt8>, offset: Int) -> Int? {
         precondition(offset + bytes.count <= Self.maximumSize, "JSON input too large for a tape")
         var parser = TapeParser(bytes, offset: offset, entries: [])
@@ -79,6 +81,25 @@ struct JSONTape: Sendable {
         }
         roots.append(root)
         return length
+    }
+
+    /// Checks the value at the start of `bytes` as an element of a top-level array (nested one
+    /// level deep, no byte order mark), exactly as the whole document's parse checks it when
+    /// `bytes` hold everything that follows it in the document (or enough: see
+    /// ``JSONStream/Splitter``); returns the value's length. Errors are offsets into `bytes`.
+    static func checkElement(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> Int {
+        var parser = TapeParser(bytes, offset: 0, entries: [])
+        return try parser.parseElement()
+    }
+
+    /// How an error message names a byte: `character 'x'`, or `byte 0xEF`.
+    static func describe(_ byte: UInt8) -> String {
+        (0x20..<0x7F).contains(byte) ? "character '\(String(UnicodeScalar(byte)))'" : "byte \(hex(byte))"
+    }
+
+    static func hex(_ byte: UInt8) -> String {
+        let digits = String(byte, radix: 16, uppercase: true)
+        return byte < 0x10 ? "0x0" + digits : "0x" + digits
     }
 
     /// Parses a whole document.
@@ -214,7 +235,7 @@ struct TapeValue {
     }
 
     /// The value of the last member named by `key` (UTF-8 bytes, no escapes), or nil. Keys with
-    /// escapes are compared decoded.
+    /// escapes are compared decoded, byte for byte.
     func member(_ key: UnsafeBufferPointer<UInt8>, _ string: String) -> TapeValue? {
         let e = entries[index]
         guard e.kind == .object else { return nil }
@@ -224,7 +245,7 @@ struct TapeValue {
         for _ in 0..<e.length {
             let k = entries[i]
             if k.escaped {
-                if TapeValue(entries: entries, bytes: bytes, index: i).stringValue == string { found = i + 1 }
+                if TapeValue(entries: entries, bytes: bytes, index: i).stringValue?.utf8.elementsEqual(key) == true { found = i + 1 }
             } else if Int(k.length) == count, count == 0 || (bytes[Int(k.start)] == key[0] && memcmp(bytes + Int(k.start), key.baseAddress!, count) == 0) {
                 found = i + 1
             }
@@ -368,7 +389,7 @@ private struct TapeParser {
     /// what follows it is not there (or not one of those).
     mutating func parseElementValue() -> Int? {
         do throws(JSONParseError) {
-            try parseValue()
+            _ = try parseElement()
         } catch {
             return nil
         }
@@ -376,6 +397,14 @@ private struct TapeParser {
         skipWhitespace()
         guard index < end, base[index] == ASCII.comma || base[index] == ASCII.closeBracket else { return nil }
         return valueEnd
+    }
+
+    /// Parses one value from the start as an element of a top-level array (one level deep, as
+    /// in ``nextTopLevelElement(first:)``); returns the index after it.
+    mutating func parseElement() throws(JSONParseError) -> Int {
+        depth = 1
+        try parseValue()
+        return index
     }
 
     @inline(__always)
@@ -811,17 +840,12 @@ private struct TapeParser {
         JSONParseError(offset: offset, message: message)
     }
 
-    private func describe(_ byte: UInt8) -> String {
-        (0x20..<0x7F).contains(byte) ? "character '\(describeRaw(byte))'" : "byte \(hex(byte))"
-    }
+    private func describe(_ byte: UInt8) -> String { JSONTape.describe(byte) }
 
     private func describeRaw(_ byte: UInt8) -> String {
         (0x20..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : hex(byte)
     }
 
-    private func hex(_ byte: UInt8) -> String {
-        let digits = String(byte, radix: 16, uppercase: true)
-        return byte < 0x10 ? "0x0" + digits : "0x" + digits
-    }
+    private func hex(_ byte: UInt8) -> String { JSONTape.hex(byte) }
 }
 

@@ -4,6 +4,11 @@ public import Foundation
 ///
 /// All integer attribute types (16, 32, 64 bit) are stored as ``int(_:)``; `float` is stored as
 /// ``double(_:)``.
+///
+/// Strings compare by their UTF-8 bytes, as SQLite compares text: `"\u{E9}"` and `"e\u{301}"`
+/// (the same text, composed and decomposed) are two values, two identities, and ``compare(_:_:)``
+/// orders strings byte by byte (which is code point order). Swift's `String` equality, which
+/// treats canonically equivalent strings as equal, is not used, so every store agrees.
 public enum Value: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     case int(Int64)
@@ -31,14 +36,87 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Value {
-    /// Orders values of the same kind; values of different kinds order by kind.
+    /// Equal kinds and equal payloads; strings by their UTF-8 bytes (not canonical equivalence).
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): return equalUTF8(a, b)
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.url(let a), .url(let b)): return a == b
+        default: return false
+        }
+    }
+
+    /// Hashes the kind and the payload; a string by its UTF-8 bytes, as ``==(_:_:)`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .string(let v):
+            hasher.combine(0 as UInt8)
+            Self.hashUTF8(v, into: &hasher)
+        case .int(let v): hasher.combine(1 as UInt8); hasher.combine(v)
+        case .double(let v): hasher.combine(2 as UInt8); hasher.combine(v)
+        case .decimal(let v): hasher.combine(3 as UInt8); hasher.combine(v)
+        case .bool(let v): hasher.combine(4 as UInt8); hasher.combine(v)
+        case .date(let v): hasher.combine(5 as UInt8); hasher.combine(v)
+        case .data(let v): hasher.combine(6 as UInt8); hasher.combine(v)
+        case .uuid(let v): hasher.combine(7 as UInt8); hasher.combine(v)
+        case .url(let v): hasher.combine(8 as UInt8); hasher.combine(v)
+        }
+    }
+
+    /// Whether two strings have the same UTF-8 bytes.
+    @inline(__always)
+    static func equalUTF8(_ a: String, _ b: String) -> Bool {
+        withUTF8(a) { pa in withUTF8(b) { pb in
+            guard pa.count == pb.count else { return false }
+            return pa.count == 0 || pa.baseAddress == pb.baseAddress || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0
+        } }
+    }
+
+    /// Orders two strings by their UTF-8 bytes (memcmp, then the shorter first), as SQLite's
+    /// `BINARY` collation does: negative, zero or positive.
+    @inline(__always)
+    static func compareUTF8(_ a: String, _ b: String) -> Int {
+        withUTF8(a) { pa in withUTF8(b) { pb in
+            let common = min(pa.count, pb.count)
+            if common > 0 {
+                let c = memcmp(pa.baseAddress!, pb.baseAddress!, common)
+                if c != 0 { return Int(c) }
+            }
+            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+        } }
+    }
+
+    @inline(__always)
+    private static func hashUTF8(_ s: String, into hasher: inout Hasher) {
+        withUTF8(s) { bytes in hasher.combine(bytes: UnsafeRawBufferPointer(bytes)) }
+        hasher.combine(0xFF as UInt8)  // never in UTF-8: ends the string, as String's own hash does
+    }
+
+    /// Calls `body` with the string's UTF-8 bytes: in place for a native string (always on
+    /// Linux), else from a contiguous copy (a bridged string).
+    @inline(__always)
+    private static func withUTF8<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = s.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = s
+        copy.makeContiguousUTF8()
+        return copy.utf8.withContiguousStorageIfAvailable(body)!
+    }
+
+    /// Orders values of the same kind; values of different kinds order by kind. Strings order
+    /// by their UTF-8 bytes (code point order), as SQLite orders text.
     /// Used by stores to sort and compare.
     public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult {
         func cmp<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
             a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
         }
         switch (lhs, rhs) {
-        case (.string(let a), .string(let b)): return cmp(a, b)
+        case (.string(let a), .string(let b)): return cmp(compareUTF8(a, b), 0)
         case (.int(let a), .int(let b)): return cmp(a, b)
         case (.double(let a), .double(let b)): return cmp(a, b)
         case (.int(let a), .double(let b)): return cmp(Double(a), b)

@@ -53,7 +53,7 @@ extension Client {
             // A custom transport's error may hold the request: its text keeps none of its secrets.
             throw TransportError(.other, method: method, url: url, Redaction.scrub("\(error)", of: request))
         }
-        guard response.isSuccess else { throw HTTPError(method: method, url: request.url, response: response) }
+        guard response.isSuccess else { throw HTTPError(request: request, response: response) }
         return response
     }
 

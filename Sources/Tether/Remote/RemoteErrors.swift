@@ -12,7 +12,7 @@ public import Foundation
 ///     error.body.messages(for: "login")   // ["has already been taken"]
 /// }
 /// ```
-public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     public let method: HTTPMethod
     /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
     public let url: URL
@@ -23,6 +23,8 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
     public let body: ErrorBody
     /// The raw response body.
     public let data: Data
+    /// The request's secrets, hidden wherever the error prints the body (a server may echo them).
+    private let secrets: [String]
 
     public init(method: HTTPMethod, url: URL, response: TransportResponse) {
         self.method = method
@@ -31,13 +33,34 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         self.headers = response.headers
         self.data = response.body
         self.body = ErrorBody(data: response.body, contentType: response.headers["Content-Type"])
+        self.secrets = []
+    }
+
+    /// The error of `request`'s answer: its description hides the request's secrets even where
+    /// the server echoes them in the body (``body`` and ``data`` keep what the server sent).
+    public init(request: TransportRequest, response: TransportResponse) {
+        self.method = request.method
+        self.url = RemoteURL.redacted(request.url)
+        self.status = response.status
+        self.headers = response.headers
+        self.data = response.body
+        self.body = ErrorBody(data: response.body, contentType: response.headers["Content-Type"])
+        self.secrets = Redaction.secrets(of: request)
     }
 
     /// True for 404 Not Found and 410 Gone.
     public var isNotFound: Bool { status == 404 || status == 410 }
 
     public var description: String {
-        "HTTP \(status) for \(method) \(url.absoluteString): \(body.summary)"
+        Redaction.scrub("HTTP \(status) for \(method) \(url.absoluteString): \(body.summary)", secrets: secrets)
+    }
+
+    /// What `dump` shows: the request's secrets hidden in the body too.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "method": method, "url": url, "status": status, "headers": Redaction.headers(headers),
+            "body": Redaction.scrub(body.summary, secrets: secrets),
+        ], displayStyle: .struct)
     }
 }
 

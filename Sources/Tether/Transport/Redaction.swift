@@ -62,6 +62,22 @@ public enum Redaction {
     /// an `Authorization` value, the URL's password and secret query values) replaced by
     /// ``placeholder``: for messages of other code that may have copied the request.
     public static func scrub(_ text: String, of request: TransportRequest) -> String {
+        scrub(text, secrets: secrets(of: request))
+    }
+
+    /// `text` with each of `secrets` (of four characters or more) replaced by ``placeholder``.
+    public static func scrub(_ text: String, secrets: [String]) -> String {
+        var text = text
+        // Longest first, so that a credential inside a longer secret is not left half-replaced.
+        for secret in Set(secrets).sorted(by: { $0.count > $1.count }) where secret.count >= 4 {
+            text = text.replacingOccurrences(of: secret, with: placeholder)
+        }
+        return text
+    }
+
+    /// The secrets a request carries: secret header values (and the credential part of an
+    /// `Authorization` value), the URL's password and secret query values.
+    public static func secrets(of request: TransportRequest) -> [String] {
         var secrets: [String] = []
         for field in request.headers.fields where isSecretHeader(field.name) {
             secrets.append(field.value)
@@ -78,11 +94,16 @@ public enum Redaction {
                 }
             }
         }
-        var text = text
-        // Longest first, so that a credential inside a longer secret is not left half-replaced.
-        for secret in Set(secrets).sorted(by: { $0.count > $1.count }) where secret.count >= 4 {
-            text = text.replacingOccurrences(of: secret, with: placeholder)
+        return secrets
+    }
+
+    /// Whether two URLs have the same scheme, host and port (the default port of the scheme when
+    /// none is written): credentials sent to one may go to the other.
+    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int?) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            return (scheme, url.host?.lowercased() ?? "", url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil))
         }
-        return text
+        return origin(a) == origin(b)
     }
 }
