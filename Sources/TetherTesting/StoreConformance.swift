@@ -45,6 +45,7 @@ public struct StoreConformance: Sendable {
         case batchUpdate
         case findByIdentity
         case compareByIdentity
+        case observedResults
 
         public var description: String { rawValue }
     }
@@ -103,6 +104,7 @@ public struct StoreConformance: Sendable {
         case .batchUpdate: try await checks.batchUpdate()
         case .findByIdentity: try await checks.findByIdentity()
         case .compareByIdentity: try await checks.compareByIdentity()
+        case .observedResults: try await checks.observedResults()
         }
     }
 

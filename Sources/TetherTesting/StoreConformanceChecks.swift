@@ -665,3 +665,53 @@ struct Checks: Sendable {
         try expectEqual(try await store.read { try $0.object(ids[9]) }?.values, expected, "values after update")
     }
 }
+
+extension Checks {
+    /// Live results through the store (``Client/observe(_:sectionedBy:reading:)``): after each
+    /// write, the next snapshot is what a fresh fetch finds and its difference turns the snapshot
+    /// before into it; a write of an attribute the observer does not read yields nothing. This
+    /// needs the store's change sets (``Store/changes()``) to list every object a transaction
+    /// touched, and its query order to be ``Query/apply(to:)``'s.
+    func observedResults() async throws {
+        struct Unused: AttributeTransformer {
+            func value(from json: JSON) throws -> Value { .string("\(json)") }
+            func json(from value: Value) -> JSON { .null }
+        }
+        let client = try Client.Builder(schema: StoreConformance.schema).store(store).transformer(Unused(), named: "any").build()
+        let query = Query("Item", where: .greater("rank", .int(0)), sortedBy: [.descending("score"), .ascending("name")])
+        var results = client.observe(query, sectionedBy: "flag", reading: ["name"]).makeAsyncIterator()
+        guard var previous = try await results.next() else { throw ConformanceFailure(check: check, "no first snapshot") }
+        try expectEqual(previous.objects, [], "the first snapshot of an empty store")
+        let sorted = Query("Item", where: query.condition, sortedBy: [.ascending("flag")] + query.sort)
+
+        func step(_ what: String, line: Int = #line, _ body: @escaping @Sendable (any StoreWriter) throws -> Void) async throws {
+            try await store.write { try body($0) }
+            let read: Set<String> = ["name", "score", "rank", "flag"]
+            let expected = try await store.read { try $0.fetch(sorted) }
+                .map { Object(id: $0.id, values: $0.values.filter { read.contains($0.key) }) }
+            guard let next = try await results.next() else { throw ConformanceFailure(check: check, "\(what): the observation ended", line: line) }
+            try expectEqual(next.objects.map(\.id), expected.map(\.id), "\(what): the snapshot's objects", line: line)
+            try expectEqual(next.objects, expected, "\(what): the snapshot's values", line: line)
+            try expectEqual(next.difference.applied(to: previous.sectionedIDs, from: next.sectionedIDs), next.sectionedIDs,
+                            "\(what): the difference \(next.difference) applied to the snapshot before", line: line)
+            previous = next
+        }
+        try await step("inserting") { writer in
+            for row in Self.conditionItems { try writer.insert("Item", values: row) }
+        }
+        let ids = previous.objects.map(\.id)
+        try await step("an update that moves an object across sections") { writer in
+            try writer.update(ids[0], setting: ["flag": .bool(true), "score": .double(-5)], clearing: [])
+        }
+        try await step("an update in place and a deletion") { writer in
+            try writer.update(ids[1], setting: ["name": .string("renamed")], clearing: [])
+            try writer.delete(ids[2])
+        }
+        try await store.write { writer in try writer.update(ids[1], setting: ["price": .decimal(1)], clearing: []) }  // not read
+        try await step("an update that makes an object match") { writer in
+            let hidden = try writer.fetch(Query("Item", where: .lessOrEqual("rank", .int(0))))
+            try writer.update(hidden[0].id, setting: ["rank": .int(9)], clearing: [])
+        }
+        try expectEqual(previous.difference.inserted.count, 1, "the difference after a write of an attribute not read and one that adds an object (\(previous.difference))")
+    }
+}

@@ -210,6 +210,25 @@ public struct ChangeSet: Sendable, Hashable {
         if inserted.remove(id) == nil { deleted.insert(id) }
     }
 
+    /// Adds the changes of a later transaction: what an observer that missed both sees. Objects
+    /// stay listed as they were (one inserted by the first and deleted by the second is both),
+    /// and the recorded properties of updates are kept; ``mayHaveChanged(_:properties:)`` stays
+    /// true wherever it was true for either.
+    public mutating func formUnion(_ later: ChangeSet) {
+        inserted.formUnion(later.inserted)
+        updated.formUnion(later.updated)
+        deleted.formUnion(later.deleted)
+        for update in later.propertyUpdates {
+            if let index = propertyIndex[update.properties] {
+                propertyUpdates[index].objects.formUnion(update.objects)
+            } else {
+                propertyIndex[update.properties] = propertyUpdates.count
+                if update.properties.count == 1 { singlePropertyIndex[update.properties.first!] = propertyUpdates.count }
+                propertyUpdates.append(update)
+            }
+        }
+    }
+
     /// The properties of `id` that changed, as recorded; nil when it was not updated, or its
     /// store did not say what changed.
     public func changedProperties(of id: ObjectID) -> Set<String>? {

@@ -1,0 +1,294 @@
+import Synchronization
+
+/// Live results of a query: an `AsyncSequence` of ``ResultsSnapshot``s that starts with the
+/// current result and yields a new snapshot, with its ``ResultsSnapshot/difference`` to the one
+/// before, after each committed transaction that changes the result.
+///
+/// ```swift
+/// let repositories = client.observe(Query("Repository", sortedBy: [.descending("stars")]), sectionedBy: "language")
+/// for try await snapshot in repositories {
+///     render(snapshot)                    // or apply snapshot.difference to a table view
+/// }
+/// ```
+///
+/// - A transaction that changes nothing the query reads (another entity, an attribute not in
+///   `reading`, objects that neither match nor matched) yields nothing. Objects observed
+///   `reading` some attributes hold the values of those (and of the query's condition, sort and
+///   section key) only.
+/// - A consumer slower than the commits gets the latest state, with one difference from the
+///   snapshot it saw last; snapshots never queue up.
+/// - ``change(where:sortedBy:)`` changes the condition and sort in place; every iterator then
+///   yields the new result, with its difference to what it showed.
+/// - Iteration ends (returns nil) when the consuming task is cancelled, and the observer's work
+///   ends with it. A store read that fails ends it with the error.
+///
+/// Each iterator is one observer: two loops over the same observation each get every snapshot.
+/// Differences are computed from the change sets of the store (objects touched and, for
+/// updates, which properties), reading only the touched objects: the store's order of a query
+/// must agree with ``Query/apply(to:)``, which the store conformance suite checks.
+public final class QueryObservation: AsyncSequence, Sendable {
+    public typealias Element = ResultsSnapshot
+
+    let store: any Store
+    let schema: Schema
+    private let state: Mutex<State>
+
+    private struct State {
+        var request: ObservedRequest
+        var listeners: [ObjectIdentifier: WeakInbox] = [:]
+    }
+
+    struct WeakInbox {
+        weak var inbox: ChangeInbox?
+    }
+
+    init(store: any Store, schema: Schema, request: ObservedRequest) {
+        self.store = store
+        self.schema = schema
+        self.state = Mutex(State(request: request))
+    }
+
+    /// The query observed now.
+    public var query: Query { state.withLock { $0.request.query } }
+
+    /// The section key, if any.
+    public var sectionKey: String? { state.withLock { $0.request.sectionKey } }
+
+    /// Changes the condition and the sort of the observed query (RSDataFetcher's
+    /// `refreshRequestWithPredicate:andSortDescriptors:`); every iterator yields the new result
+    /// with its difference to the last snapshot it yielded. A nil sort keeps the current one.
+    public func change(where condition: Condition?, sortedBy sort: [Sort]? = nil) {
+        change { query in
+            query.condition = condition
+            if let sort { query.sort = sort }
+        }
+    }
+
+    /// Changes the observed query in place (its entity stays the same; limit and offset may change).
+    public func change(_ body: (inout Query) -> Void) {
+        let inboxes = state.withLock { state -> [ChangeInbox] in
+            let entity = state.request.query.entity
+            body(&state.request.query)
+            state.request.query.entity = entity
+            state.request.version += 1
+            return state.listeners.values.compactMap(\.inbox)
+        }
+        for inbox in inboxes { inbox.postRequestChange() }
+    }
+
+    var request: ObservedRequest { state.withLock { $0.request } }
+
+    /// Wakes every iterator (a remote source's state changed).
+    func notifyListeners() {
+        for inbox in state.withLock({ $0.listeners.values.compactMap(\.inbox) }) { inbox.postRequestChange() }
+    }
+
+    private func listen(_ inbox: ChangeInbox) {
+        state.withLock { state in
+            state.listeners = state.listeners.filter { $0.value.inbox != nil }
+            state.listeners[ObjectIdentifier(inbox)] = WeakInbox(inbox: inbox)
+        }
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        let feed = ChangeFeed(store)
+        listen(feed.inbox)
+        return Iterator(observation: self, feed: feed)
+    }
+
+    /// One observer of a ``QueryObservation``.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let observation: QueryObservation
+        let feed: ChangeFeed
+        private var current: Current?
+
+        struct Current: Sendable {
+            var objects: [Object]
+            var sections: [ResultsSnapshot.Section]
+            var version: Int
+        }
+
+        init(observation: QueryObservation, feed: ChangeFeed) {
+            self.observation = observation
+            self.feed = feed
+        }
+
+        public mutating func next() async throws -> ResultsSnapshot? {
+            if Task.isCancelled { return nil }
+            let observation = self.observation
+            guard let current else {
+                let request = observation.request
+                let engine = try QueryEngine(request, schema: observation.schema)
+                let objects = try await observation.store.read { try engine.load($0) }
+                let sections = ResultsSnapshot.sections(of: objects, key: request.sectionKey)
+                var difference = ResultsDifference()
+                difference.insertedSections = Array(sections.indices)
+                self.current = Current(objects: objects, sections: sections, version: request.version)
+                return ResultsSnapshot(objects: objects, sections: sections, difference: difference)
+            }
+            var state = current
+            while true {
+                guard let pending = await feed.inbox.take() else { return nil }
+                let request = observation.request
+                let engine = try QueryEngine(request, schema: observation.schema)
+                let next: [Object]
+                var touched: Set<ObjectID>?
+                var replaced: Set<ObjectID> = []
+                if request.version != state.version {
+                    next = try await observation.store.read { try engine.load($0) }
+                } else if let changes = pending.changes {
+                    switch engine.relevance(of: changes, to: state.objects) {
+                    case .none:
+                        continue
+                    case .touched(let ids, let gone):
+                        replaced = gone
+                        let (objects, reloaded) = try await engine.update(state.objects, touched: ids, in: observation.store)
+                        next = objects
+                        // A result read again whole may hold changes whose change sets are still
+                        // on their way: every object is compared then.
+                        touched = reloaded ? nil : ids
+                    }
+                } else {
+                    continue
+                }
+                let sections = ResultsSnapshot.sections(of: next, key: request.sectionKey)
+                let difference = ResultsDifference.between(
+                    old: state.objects, state.sections, new: next, sections,
+                    touched: touched, replaced: replaced, properties: engine.displayed)
+                state = Current(objects: next, sections: sections, version: request.version)
+                self.current = state
+                if difference.isEmpty { continue }
+                return ResultsSnapshot(objects: next, sections: sections, difference: difference)
+            }
+        }
+    }
+}
+
+/// What an observation observes: a query, its section key and the attributes it reads.
+struct ObservedRequest: Sendable {
+    var query: Query
+    var sectionKey: String?
+    /// The attributes the observer reads (nil: all of them).
+    var properties: Set<String>?
+    /// Bumped by each change in place.
+    var version = 0
+}
+
+/// The work of one step of a query observation, for one state of its request.
+struct QueryEngine: Sendable {
+    /// The query with the section key as its first sort key.
+    let query: Query
+    /// Attributes whose change can make an object enter, leave or move in the result.
+    let membership: Set<String>
+    /// Attributes whose change is an update of an object in the result.
+    let displayed: Set<String>?
+    /// Whether the result is a window (limit or offset): changes are then read by fetching it again.
+    let isWindow: Bool
+
+    init(_ request: ObservedRequest, schema: Schema) throws {
+        var query = request.query
+        guard let entity = schema[query.entity] else {
+            throw StoreError(.unknownEntity, entity: query.entity, "cannot observe unknown entity '\(query.entity)'")
+        }
+        let known = Set(entity.attributes.map(\.name))
+        var named = (query.condition?.attributes ?? []).union(query.sort.map(\.attribute))
+        if let key = request.sectionKey { named.insert(key) }
+        named.formUnion(request.properties ?? [])
+        if let unknown = named.subtracting(known).sorted().first {
+            throw StoreError(.unknownAttribute, entity: query.entity, member: unknown,
+                             "cannot observe \(query.entity) by '\(unknown)': it has no such attribute")
+        }
+        if let key = request.sectionKey, query.sort.first?.attribute != key {
+            query.sort.insert(.ascending(key), at: 0)
+        }
+        self.query = query
+        var membership = query.condition?.attributes ?? []
+        membership.formUnion(query.sort.map(\.attribute))
+        self.membership = membership
+        self.displayed = request.properties.map { $0.union(membership) }
+        self.isWindow = query.limit != nil || query.offset != 0
+    }
+
+    func load(_ reader: any StoreReader) throws -> [Object] {
+        project(try reader.fetch(query))
+    }
+
+    /// Objects with the values the observer reads only (all of them when it did not say), so that
+    /// a snapshot never holds a value that may be stale.
+    func project(_ objects: [Object]) -> [Object] {
+        guard let displayed else { return objects }
+        return objects.map { Object(id: $0.id, values: $0.values.filter { displayed.contains($0.key) }) }
+    }
+
+    enum Relevance {
+        case none
+        /// Objects to read again; `gone` were deleted (a new object may have their id since).
+        case touched(Set<ObjectID>, gone: Set<ObjectID>)
+    }
+
+    /// The objects of the change that may change the result.
+    func relevance(of changes: ChangeSet, to current: [Object]) -> Relevance {
+        let entity = query.entity
+        var touched = Set<ObjectID>()
+        var gone = Set<ObjectID>()
+        func ids(_ set: ObjectIDSet) -> [ObjectID] {
+            set.rowIDRanges(of: entity).flatMap { range in range.lazy.map { ObjectID(entity: entity, rowID: $0) } }
+        }
+        for id in ids(changes.inserted) { touched.insert(id) }
+        for id in ids(changes.deleted) {
+            touched.insert(id)
+            gone.insert(id)
+        }
+        let updated = ids(changes.updated)
+        if !updated.isEmpty {
+            var members: Set<ObjectID>?
+            var recorded = ObjectIDSet()
+            for update in changes.propertyUpdates {
+                let mine = ids(update.objects)
+                guard !mine.isEmpty else { continue }
+                recorded.formUnion(update.objects)
+                if !update.properties.isDisjoint(with: membership) {
+                    touched.formUnion(mine)
+                } else if displayed.map({ !update.properties.isDisjoint(with: $0) }) ?? true {
+                    if members == nil { members = Set(current.map(\.id)) }
+                    for id in mine where members!.contains(id) { touched.insert(id) }
+                }
+            }
+            for id in updated where !recorded.contains(id) { touched.insert(id) }
+        }
+        return touched.isEmpty ? .none : .touched(touched, gone: gone)
+    }
+
+    /// The result after the objects `touched` changed: the others keep their places, the touched
+    /// ones are read again and placed by the query's order. A window, or more touched objects
+    /// than are worth reading one by one, is fetched again instead.
+    func update(_ current: [Object], touched: Set<ObjectID>, in store: any Store) async throws -> (objects: [Object], reloaded: Bool) {
+        let query = self.query
+        if isWindow || touched.count > max(256, current.count / 8) {
+            return (try await store.read { try load($0) }, true)
+        }
+        let ids = Array(touched)
+        let fresh = try await store.read { reader in try ids.compactMap { try reader.object($0) } }
+        var added = project(fresh.filter { query.condition?.matches($0.values) ?? true })
+        added.sort(by: ordered)
+        var result: [Object] = []
+        result.reserveCapacity(current.count + added.count)
+        var next = 0
+        for object in current where !touched.contains(object.id) {
+            while next < added.count && ordered(added[next], object) {
+                result.append(added[next])
+                next += 1
+            }
+            result.append(object)
+        }
+        result.append(contentsOf: added[next...])
+        return (result, false)
+    }
+
+    /// The query's order: its sort keys, then row ids (as ``Query/apply(to:)`` orders).
+    func ordered(_ a: Object, _ b: Object) -> Bool {
+        if Sort.areInIncreasingOrder(a.values, b.values, by: query.sort) { return true }
+        if Sort.areInIncreasingOrder(b.values, a.values, by: query.sort) { return false }
+        return a.id.rowID < b.id.rowID
+    }
+}
