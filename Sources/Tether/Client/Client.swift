@@ -61,6 +61,7 @@ public final class Client: Sendable {
     /// Imports JSON bytes (an object or an array of objects) as `entity`, in one transaction.
     @discardableResult
     public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         guard data.count <= JSONTape.maximumSize else {
             return try await self.import(JSON(parsing: data), as: entity, options: options)
         }
@@ -77,6 +78,7 @@ public final class Client: Sendable {
     /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.
     @discardableResult
     public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
             try importer.run([(entity, json)], in: writer)
@@ -88,6 +90,7 @@ public final class Client: Sendable {
     /// stays bounded however large the file is.
     @discardableResult
     public func `import`(contentsOf url: URL, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
         let stream = JSONStream(contentsOf: url)
         return try await store.write { writer in
@@ -119,6 +122,7 @@ public final class Client: Sendable {
         _ data: Data, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
         options: ImportOptions? = nil
     ) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
@@ -138,6 +142,7 @@ public final class Client: Sendable {
         _ json: JSON, as entity: String, into relationship: String, of parent: ObjectID, _ link: ParentLink = .replacing,
         options: ImportOptions? = nil
     ) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
@@ -189,6 +194,7 @@ public final class Client: Sendable {
     /// Imports several payloads, each as its entity, in one transaction (a multi-entity envelope).
     @discardableResult
     public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
         let payloads = payloads.map { ($0.entity, $0.json) }
         return try await store.write { writer in

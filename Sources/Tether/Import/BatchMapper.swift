@@ -127,6 +127,10 @@ struct MappedBatch: Sendable {
     /// ``ImportOptions/rememberedLimit``): the session forgets their ids then too, so that it
     /// remembers the same objects as the mapper.
     var forgotten: [Int] = []
+    /// Top-level elements of the payload the batch maps (for ``ImportOptions/progress``).
+    var elementCount = 0
+    /// How far into the payload's bytes the batch reaches, when the payload is bytes (0: unknown).
+    var bytesEnd = 0
 
     init(entities: Int) {
         identityMap = Array(repeating: IdentityMap(), count: entities)
@@ -201,6 +205,7 @@ struct BatchMapper<V: ImportValue> {
     /// the payload, and with `indexed` each element's path adds its index, from `offset`.
     mutating func map(_ elements: ArraySlice<V>, entity: EntityPlan, base: [JSONPath.Component], indexed: Bool, offset: Int) throws -> MappedBatch {
         batch = MappedBatch(entities: plans.count)
+        batch.elementCount = elements.count
         if tombstonesEntity != entity.ordinal {
             tombstones = importer.tombstoneRules(imported: entity.ordinal)
             tombstonesEntity = entity.ordinal

@@ -51,7 +51,13 @@ final class ImportSession {
     private var recordedPending: [ObjectID: ImportDiagnostic] = [:]
     private var pendingError: (any Error)?
 
-    init(importer: Importer, writer: any StoreWriter) {
+    /// The payload's size, when known (for ``ImportOptions/progress``).
+    private let totalBytes: Int?
+    private var progress: ImportProgress
+
+    init(importer: Importer, writer: any StoreWriter, totalBytes: Int? = nil) {
+        self.totalBytes = totalBytes
+        self.progress = ImportProgress(phase: .importing, totalBytes: totalBytes)
         self.importer = importer
         self.writer = writer
         self.plans = importer.plans
@@ -87,6 +93,11 @@ final class ImportSession {
         try deleteTombstones()
         recordBatch()
         rememberRows()
+        if let reporter = options.progress {
+            progress.objects += batch.elementCount
+            progress.bytes = max(progress.bytes, batch.bytesEnd)
+            reporter.report(progress)
+        }
     }
 
     // MARK: Resolve and compare

@@ -55,6 +55,9 @@ public struct ImportOptions: Sendable, Hashable {
     /// Payload objects that stand for deleted ones (`"deleted": true`): the stored object is
     /// deleted instead of updated, and a new one is not inserted.
     public var tombstones: [Tombstone] = []
+    /// Receives the progress of the import (and of the fetch of its pages), batch by batch; see
+    /// ``ProgressReporter``.
+    public var progress: ProgressReporter?
     /// The most nested objects of one entity an import remembers across batches, so that an
     /// unchanged repeat is not looked up again; past it, it starts again from none. Internal:
     /// tests make it small.
@@ -64,8 +67,9 @@ public struct ImportOptions: Sendable, Hashable {
         policy: Policy = .report, coercion: Coercion = .lossless, batchSize: Int = 10_000,
         insert: Bool = true, update: Bool = true, deleteMissing: DeleteScope? = nil,
         insertRelationships: Bool = true, updateRelationships: Bool = true, deleteRelationships: Bool = false,
-        tombstones: [Tombstone] = []
+        tombstones: [Tombstone] = [], progress: ProgressReporter? = nil
     ) {
+        self.progress = progress
         self.policy = policy
         self.coercion = coercion
         self.batchSize = max(1, batchSize)

@@ -96,7 +96,7 @@ struct Importer: Sendable {
         }
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)
-        let session = ImportSession(importer: self, writer: writer)
+        let session = ImportSession(importer: self, writer: writer, totalBytes: bytes.count)
         var mapper = BatchMapper<TapeValue>(importer: self)
         var sizes = BatchSizes(options.batchSize)
         var tape = JSONTape()
@@ -109,9 +109,11 @@ struct Importer: Sendable {
             guard count > 0 else { return nil }
             defer { first += count }
             last = count < size
-            return try tape.withRoots(bytes: bytes) { roots in
+            var mapped = try tape.withRoots(bytes: bytes) { roots in
                 try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
             }
+            mapped.bytesEnd = reader.bytesRead
+            return mapped
         }
         guard let head = try next() else {
             try session.finish(deletingMissingOf: [entityName])
@@ -152,7 +154,7 @@ struct Importer: Sendable {
     private func runStream(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)
-        let session = ImportSession(importer: self, writer: writer)
+        let session = ImportSession(importer: self, writer: writer, totalBytes: options.progress == nil ? nil : stream.size)
         var mapper = BatchMapper<TapeValue>(importer: self)
         let batchSize = options.batchSize
         let deletesMissing = options.deleteMissing != nil
@@ -162,12 +164,14 @@ struct Importer: Sendable {
             var tape = JSONTape()
             var bytes: [UInt8] = []
             var first = 0
+            var end = 0  // the file offset after the last element taken
             func flush() throws {
-                let batch = try bytes.withUnsafeBufferPointer { buffer in
+                var batch = try bytes.withUnsafeBufferPointer { buffer in
                     try tape.withRoots(bytes: buffer) { roots in
                         try mapper.map(roots[...], entity: entity, base: [], indexed: true, offset: first)
                     }
                 }
+                batch.bytesEnd = end
                 tape.removeAll()
                 bytes.removeAll(keepingCapacity: true)
                 size = sizes.next()
@@ -183,6 +187,7 @@ struct Importer: Sendable {
             // (one pass); otherwise its end is found first and it is parsed on its own.
             func take(_ buffered: UnsafeBufferPointer<UInt8>, _ fileOffset: Int, _ index: Int) throws -> Int? {
                 guard let length = tape.appendElement(prefixOf: buffered, offset: bytes.count) else { return nil }
+                end = fileOffset + length
                 try appended(UnsafeBufferPointer(rebasing: buffered[..<length]), index)
                 return length
             }
@@ -191,11 +196,13 @@ struct Importer: Sendable {
                     if deletesMissing { throw ImportError(path: .root, entity: entity.name, message: Self.notAList("one object")) }
                     var document = JSONTape()
                     try document.append(element, offset: 0, errorOffset: fileOffset)
-                    let batch = try document.withRoots(bytes: element) { roots in try mapDocument(roots[0], entity, [], &mapper) }
+                    var batch = try document.withRoots(bytes: element) { roots in try mapDocument(roots[0], entity, [], &mapper) }
+                    batch?.bytesEnd = fileOffset + element.count
                     if let batch { try emit(batch) }
                     return
                 }
                 try tape.append(element, offset: bytes.count, errorOffset: fileOffset)
+                end = fileOffset + element.count
                 try appended(element, index)
             }
             if !tape.roots.isEmpty { try flush() }

@@ -14,6 +14,11 @@ public struct JSONStream: Sendable {
         self.chunkSize = max(16, chunkSize)
     }
 
+    /// The file's size in bytes, nil when it cannot be read.
+    public var size: Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
+    }
+
     /// Calls `body` with each top-level array element (and its index), or once with the whole
     /// document (index nil) when it is not an array.
     public func forEachElement(_ body: (JSON, Int?) throws -> Void) throws {

@@ -138,6 +138,9 @@ extension JSONTape {
             guard parser.beginTopLevelArray() else { return nil }
         }
 
+        /// Bytes of the document read so far.
+        var bytesRead: Int { parser.position }
+
         /// Empties `tape` and reads up to `count` more elements onto it, one root each (their
         /// offsets are into the whole document); returns how many were read, 0 at the end.
         mutating func read(_ count: Int, into tape: inout JSONTape) throws(JSONParseError) -> Int {
@@ -308,6 +311,8 @@ private struct TapeParser {
     /// Added to every recorded byte offset (the position of `base` in the tape's buffer).
     private let offset: Int
     private var index = 0
+    /// Bytes read so far.
+    var position: Int { index }
     private var depth = 0
     private var scratch: [UInt8] = []
     var entries: [JSONTape.Entry]

@@ -115,9 +115,10 @@ extension Client {
     public func fetchObjects(
         _ entity: String, from template: URLTemplate, for source: ObjectID? = nil, options: ImportOptions? = nil
     ) async throws -> FetchResult {
+        defer { (options ?? importOptions).progress?.finish() }
         try checkEntity(entity)
         let url = try await self.url(template, for: source)
-        let (items, pages) = try await fetchPages(url, entity: entity)
+        let (items, pages) = try await fetchPages(url, entity: entity, progress: (options ?? importOptions).progress)
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
             let result = try importer.run([(entity, JSON.array(items))], in: writer)
@@ -135,9 +136,10 @@ extension Client {
     public func fetchRelationship(
         _ relationship: String, of id: ObjectID, from template: URLTemplate? = nil, options: ImportOptions? = nil
     ) async throws -> FetchResult {
+        defer { (options ?? importOptions).progress?.finish() }
         let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
         let url = try await self.url(route, for: id)
-        let (items, pages) = try await fetchPages(url, entity: declared.destination)
+        let (items, pages) = try await fetchPages(url, entity: declared.destination, progress: (options ?? importOptions).progress)
         var options = options ?? importOptions
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let importer = try Importer(client: self, options: options)
@@ -153,18 +155,25 @@ extension Client {
     }
 
     /// Follows pages from `url`; returns every element.
-    func fetchPages(_ first: URL, entity: String) async throws -> (items: [JSON], pages: Int) {
+    func fetchPages(_ first: URL, entity: String, progress reporter: ProgressReporter? = nil) async throws -> (items: [JSON], pages: Int) {
         var items: [JSON] = []
         var pages = 0
+        var progress = ImportProgress(phase: .fetching)
         var next: URL? = first
         var visited = Set<String>()
         while let url = next {
+            try Task.checkCancellation()
             guard visited.insert(url.absoluteString).inserted else { break }
             guard pages < remote.maxPages else {
                 throw RequestError(.noRoute, entity: entity, "more than \(remote.maxPages) pages from \(first.absoluteString); raise the builder's maxPages")
             }
             let response = try await send(.get, url, entity: entity)
             pages += 1
+            if let reporter {
+                progress.pages = pages
+                progress.bytes += response.body.count
+                reporter.report(progress)
+            }
             next = nil
             switch try Self.jsonBody(of: response) {
             case .object(let members)?:
