@@ -59,6 +59,7 @@ struct DRFServerTests {
     @Test func createSaveDelete() async throws { try await ServerScenarios.createSaveDelete(.drf) }
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.drf) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.drf) }
+    @Test func remoteBackedQuery() async throws { try await ServerScenarios.remoteBackedQuery(.drf) }
 
     @Test func anUnroutedPathAnswersHTMLNotJSON() async throws {
         guard let client = try Server.drf.client() else { return }
@@ -77,6 +78,7 @@ struct RailsServerTests {
     @Test func createSaveDelete() async throws { try await ServerScenarios.createSaveDelete(.rails) }
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.rails) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.rails) }
+    @Test func remoteBackedQuery() async throws { try await ServerScenarios.remoteBackedQuery(.rails) }
 }
 
 /// The same scenarios against each server. Each test uses its own client (an in-memory store)
@@ -159,6 +161,53 @@ enum ServerScenarios {
         #expect(result.importResult.deleted.count == 2)
         let local = try await client.fetch(Query("Label")).compactMap { $0["id", as: Int64.self] }
         #expect(Set(local) == serverIDs, "equal to the server: every page's labels kept, the two others deleted")
+    }
+
+    /// A remote-backed observed query (Docs/Live-Results.md): local results first, then the
+    /// server's; a refresh deletes what the server deleted; a failed refresh keeps the local rows
+    /// and says why.
+    static func remoteBackedQuery(_ server: Server) async throws {
+        guard let client = try server.client(), let baseURL = server.baseURL else { return }
+        let labels: URLTemplate = server.name == "DRF" ? "/labels/?page_size=2" : "/labels?page=1&per_page=2"
+        let item = { (id: Int64) in baseURL.appendingPathComponent(server.name == "DRF" ? "labels/\(id)/" : "labels/\(id)") }
+        // A label of our own on the server, and one locally that the server does not have.
+        let name = uniqueLogin("live")
+        let created = try await client.send(.post, baseURL.appendingPathComponent(server.name == "DRF" ? "labels/" : "labels"),
+                                            body: .object(["name": .string(name), "color": .string("00ff00")]))
+        let createdID = try #require(try JSON(parsing: created.body)["id"]?.int64Value)
+        _ = try await client.insertLocally("Label", values: ["id": .int(900_001), "name": .string("only-local")])
+
+        let observation = client.observe(Query("Label", sortedBy: [.ascending("id")]), from: .objects(at: labels), refresh: .always)
+        var results = observation.makeAsyncIterator()
+        let first = try #require(try await results.next())
+        #expect(first.objects.map { $0["name"] } == [.string("only-local")], "the local result at once")
+        #expect(first.remote?.isLoading == true)
+        var latest = first
+        while latest.remote?.isLoading != false { latest = try #require(try await results.next()) }
+        #expect(latest.remote?.lastError == nil)
+        #expect(latest.remote?.lastRefreshed != nil)
+        let ids = { (snapshot: ResultsSnapshot) in snapshot.objects.compactMap { $0["id", as: Int64.self] } }
+        #expect(ids(latest).contains(createdID))
+        #expect(!ids(latest).contains(900_001), "deleted: the server does not list it")
+        #expect(try await client.fetch(Query("Label", sortedBy: [.ascending("id")])) == latest.objects)
+
+        // Deleted on the server (by someone else): the next refresh deletes it here.
+        let deleted = try await client.send(.delete, item(createdID), entity: "Label")
+        #expect((200..<300).contains(deleted.status))
+        try await observation.refresh()
+        while ids(latest).contains(createdID) { latest = try #require(try await results.next()) }
+        #expect(try await client.object("Label", identity: .int(createdID)) == nil)
+
+        // A failed refresh keeps the local rows and reports why.
+        let broken = client.observe(Query("Label", sortedBy: [.ascending("id")]), from: .objects(at: "/no-such-list/"), refresh: .always)
+        var failing = broken.makeAsyncIterator()
+        var state = try #require(try await failing.next())
+        let kept = state.objects
+        #expect(!kept.isEmpty)
+        while state.remote?.isLoading != false { state = try #require(try await failing.next()) }
+        #expect((state.remote?.lastError as? HTTPError)?.status == 404, "\(String(describing: state.remote))")
+        #expect(state.objects == kept)
+        await #expect(throws: HTTPError.self) { try await broken.refresh() }
     }
 
     /// Answers 503 for the second page of a list; passes everything else on.

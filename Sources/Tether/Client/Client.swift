@@ -28,6 +28,8 @@ public final class Client: Sendable {
 
     /// The mapping prepared for the import engine, once per client.
     let importPlans: ImportPlans
+    /// The refreshes of remote-backed observations, by source.
+    let refreshes = RemoteRefreshes()
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema

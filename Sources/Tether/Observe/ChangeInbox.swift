@@ -87,9 +87,12 @@ final class ChangeInbox: Sendable {
 final class ChangeFeed: Sendable {
     let inbox = ChangeInbox()
     private let pump: Task<Void, Never>
+    private let onDrop: (@Sendable (ChangeInbox) -> Void)?
 
-    /// Subscribes at once: every change committed after this call reaches the inbox.
-    init(_ store: any Store) {
+    /// Subscribes at once: every change committed after this call reaches the inbox. `onDrop`
+    /// runs when the feed goes away.
+    init(_ store: any Store, onDrop: (@Sendable (ChangeInbox) -> Void)? = nil) {
+        self.onDrop = onDrop
         let stream = store.changes()
         let inbox = self.inbox
         pump = Task.detached { [weak inbox] in
@@ -103,5 +106,6 @@ final class ChangeFeed: Sendable {
     deinit {
         pump.cancel()
         inbox.finish()
+        onDrop?(inbox)
     }
 }

@@ -14,6 +14,29 @@ extension Client {
                          request: ObservedRequest(query: query, sectionKey: sectionKey, properties: properties))
     }
 
+    /// Live results of `query` backed by a resource of the server (AFIncrementalStore's idea):
+    /// the local result at once, then, as `refresh` says, a refresh from `source` in the
+    /// background, and a snapshot when its import commits. Every snapshot carries the source's
+    /// ``RemoteState`` (loading, last refreshed, last error); a change of it alone yields a
+    /// snapshot with an empty difference. A failed refresh keeps the local results and says why
+    /// in ``RemoteState/lastError``. A refresh deletes what the server no longer lists within the
+    /// query's condition (see ``RemoteSource``), so the list ends equal to the server's.
+    /// Observers of the same source share one request; ``QueryObservation/refresh()`` refreshes
+    /// on demand.
+    ///
+    /// ```swift
+    /// let repositories = client.observe(Query("Repository", sortedBy: [.descending("stars")]),
+    ///                                   from: .objects(at: "/users/:login/repos", for: user.id), refresh: .ifOlderThan(.seconds(60)))
+    /// ```
+    public func observe(
+        _ query: Query, sectionedBy sectionKey: String? = nil, reading properties: Set<String>? = nil,
+        from source: RemoteSource, refresh policy: RefreshPolicy = .always
+    ) -> QueryObservation {
+        QueryObservation(store: store, schema: schema,
+                         request: ObservedRequest(query: query, sectionKey: sectionKey, properties: properties),
+                         remote: QueryObservation.Remote(source: source, policy: policy, client: self))
+    }
+
     /// Live values of one object: the object at once (nil when it is not stored), again after each
     /// committed change of an attribute the observer reads (`properties`, nil: all of them), and
     /// nil, then the end, when it is deleted. See ``ObjectObservation``.

@@ -32,6 +32,15 @@ public final class QueryObservation: AsyncSequence, Sendable {
     let store: any Store
     let schema: Schema
     private let state: Mutex<State>
+    let remote: Remote?
+
+    /// The source of a remote-backed observation.
+    struct Remote: Sendable {
+        let source: RemoteSource
+        let policy: RefreshPolicy
+        let client: Client
+        var refreshes: RemoteRefreshes { client.refreshes }
+    }
 
     private struct State {
         var request: ObservedRequest
@@ -42,10 +51,35 @@ public final class QueryObservation: AsyncSequence, Sendable {
         weak var inbox: ChangeInbox?
     }
 
-    init(store: any Store, schema: Schema, request: ObservedRequest) {
+    init(store: any Store, schema: Schema, request: ObservedRequest, remote: Remote? = nil) {
         self.store = store
         self.schema = schema
         self.state = Mutex(State(request: request))
+        self.remote = remote
+    }
+
+    /// The state of the remote source, for a remote-backed observation.
+    public var remoteState: RemoteState? { remote.map { $0.refreshes.state($0.source.key) } }
+
+    /// Refreshes a remote-backed observation from its source now, or waits for the refresh under
+    /// way (observers of the same source share it); every iterator then yields what changed.
+    /// Throws what the refresh threw (the local results are kept); does nothing without a source.
+    public func refresh() async throws {
+        guard let remote else { return }
+        try await startRefresh(remote, background: false).value
+    }
+
+    @discardableResult
+    private func startRefresh(_ remote: Remote, background: Bool) -> Task<Void, any Error> {
+        remote.refreshes.refresh(remote.source.key, background: background) { [self] in
+            try await remote.source.refresh(remote.client, query)
+        }
+    }
+
+    /// Starts a refresh when the policy says so; called as an observer starts.
+    func refreshIfDue() {
+        guard let remote, remote.refreshes.isDue(remote.source.key, remote.policy) else { return }
+        startRefresh(remote, background: true)
     }
 
     /// The query observed now.
@@ -91,8 +125,12 @@ public final class QueryObservation: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        let feed = ChangeFeed(store)
+        let remote = self.remote
+        let feed = ChangeFeed(store) { inbox in
+            if let remote { remote.refreshes.detach(remote.source.key, ObjectIdentifier(inbox)) }
+        }
         listen(feed.inbox)
+        if let remote { remote.refreshes.attach(remote.source.key, feed.inbox) }
         return Iterator(observation: self, feed: feed)
     }
 
@@ -106,6 +144,7 @@ public final class QueryObservation: AsyncSequence, Sendable {
             var objects: [Object]
             var sections: [ResultsSnapshot.Section]
             var version: Int
+            var remote: RemoteState?
         }
 
         init(observation: QueryObservation, feed: ChangeFeed) {
@@ -123,13 +162,16 @@ public final class QueryObservation: AsyncSequence, Sendable {
                 let sections = ResultsSnapshot.sections(of: objects, key: request.sectionKey)
                 var difference = ResultsDifference()
                 difference.insertedSections = Array(sections.indices)
-                self.current = Current(objects: objects, sections: sections, version: request.version)
-                return ResultsSnapshot(objects: objects, sections: sections, difference: difference)
+                observation.refreshIfDue()
+                let remote = observation.remoteState
+                self.current = Current(objects: objects, sections: sections, version: request.version, remote: remote)
+                return ResultsSnapshot(objects: objects, sections: sections, difference: difference, remote: remote)
             }
             var state = current
             while true {
                 guard let pending = await feed.inbox.take() else { return nil }
                 let request = observation.request
+                let remote = observation.remoteState
                 let engine = try QueryEngine(request, schema: observation.schema)
                 let next: [Object]
                 var touched: Set<ObjectID>?
@@ -139,7 +181,9 @@ public final class QueryObservation: AsyncSequence, Sendable {
                 } else if let changes = pending.changes {
                     switch engine.relevance(of: changes, to: state.objects) {
                     case .none:
-                        continue
+                        if remote == state.remote { continue }
+                        next = state.objects
+                        touched = []
                     case .touched(let ids, let gone):
                         replaced = gone
                         let (objects, reloaded) = try await engine.update(state.objects, touched: ids, in: observation.store)
@@ -148,6 +192,9 @@ public final class QueryObservation: AsyncSequence, Sendable {
                         // on their way: every object is compared then.
                         touched = reloaded ? nil : ids
                     }
+                } else if remote != state.remote {
+                    next = state.objects
+                    touched = []
                 } else {
                     continue
                 }
@@ -155,10 +202,11 @@ public final class QueryObservation: AsyncSequence, Sendable {
                 let difference = ResultsDifference.between(
                     old: state.objects, state.sections, new: next, sections,
                     touched: touched, replaced: replaced, properties: engine.displayed)
-                state = Current(objects: next, sections: sections, version: request.version)
+                let remoteChanged = remote != state.remote
+                state = Current(objects: next, sections: sections, version: request.version, remote: remote)
                 self.current = state
-                if difference.isEmpty { continue }
-                return ResultsSnapshot(objects: next, sections: sections, difference: difference)
+                if difference.isEmpty && !remoteChanged { continue }
+                return ResultsSnapshot(objects: next, sections: sections, difference: difference, remote: remote)
             }
         }
     }

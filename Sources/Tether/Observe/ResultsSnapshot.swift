@@ -44,11 +44,16 @@ public struct ResultsSnapshot: Sendable, Hashable {
     /// The change from the snapshot delivered before this one; for the first snapshot, every
     /// section and object inserted.
     public let difference: ResultsDifference
+    /// For a remote-backed observation, the state of its source when the snapshot was taken
+    /// (loading, last refreshed, last error); nil otherwise. A snapshot whose difference is empty
+    /// tells of a change of this state.
+    public let remote: RemoteState?
 
-    public init(objects: [Object], sections: [Section], difference: ResultsDifference) {
+    public init(objects: [Object], sections: [Section], difference: ResultsDifference, remote: RemoteState? = nil) {
         self.objects = objects
         self.sections = sections
         self.difference = difference
+        self.remote = remote
     }
 
     public var count: Int { objects.count }
