@@ -16,6 +16,12 @@ enum Kind: String, CaseIterable, Sendable {
     case streamSQLite = "stream-sqlite"
     /// The longest a 1 ms heartbeat task waits while four imports run at once (issue 18.6).
     case stall
+    /// An observed sorted query over the stored repositories, then an import that changes 100 of
+    /// them: from the import's return (committed) to the difference in hand, by the observer
+    /// and by re-fetching the query and diffing it by hand (issue 21).
+    case live
+    /// The insert pass with one observer of a sorted query attached (issue 21: within 10% of none).
+    case observed
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -25,6 +31,7 @@ enum Kind: String, CaseIterable, Sendable {
         "tether": [.memory, .sqlite],
         "stream": [.streamMemory, .streamSQLite],
         "stall": [.stall],
+        "live": [.live, .observed],
     ]
 
     var group: String {
@@ -36,6 +43,8 @@ enum Kind: String, CaseIterable, Sendable {
         case .streamMemory: "Tether: in-memory, file stream"
         case .streamSQLite: "Tether: SQLite, file stream"
         case .stall: "heartbeat stall, 4 imports"
+        case .live: "live results, 100 changed"
+        case .observed: "Tether: insert, 1 observer"
         }
     }
 
@@ -51,7 +60,8 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseDecoder: ["JSONDecoder→structs"]
         case .parseTether: ["JSONParser (Tether)"]
         case .parseValidate: ["JSONParser.validate"]
-        case .stall: ["memory", "sqlite"]
+        case .stall, .observed: ["memory", "sqlite"]
+        case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -151,6 +161,10 @@ struct RowWorker {
                 try runParse(&row)
             } else if kind == .stall {
                 try await runStall(&row)
+            } else if kind == .live {
+                try await runLive(&row)
+            } else if kind == .observed {
+                try await runObserved(&row)
             } else if kind == .baseline {
                 try runBaseline(&row)
             } else {
@@ -235,6 +249,89 @@ struct RowWorker {
         row.durations.append(worst.withLock { $0 })
         let stored = try await client.count(Query("Repository"))
         if stored != request.size { throw BenchmarkError("stored \(stored) repositories, expected \(request.size)") }
+    }
+
+    /// The store of a live-results row, holding the first payload.
+    private func liveClient(_ directory: TemporaryDirectory, sqlite: Bool) async throws -> Client {
+        let store: any Store = sqlite ? try SQLiteStore(path: directory.file("live.sqlite")) : InMemoryStore()
+        let client = try TetherImport.client(store: store)
+        _ = try await TetherImport.importRepositories(load(request.first), into: client)
+        await (store as? SQLiteStore)?.checkpoint()
+        return client
+    }
+
+    /// 100 stored repositories (spread over the list) with new watcher counts: each run changes
+    /// their place in the sort.
+    private func changes(_ stored: [Object], run: Int) -> Data {
+        let step = max(1, stored.count / 100)
+        let rows = stride(from: 0, to: stored.count, by: step).prefix(100).map { i -> String in
+            let id = stored[i]["id", as: Int64.self] ?? 0
+            return #"{"id": \#(id), "watchers_count": \#((Int(id) * 7919 + run * 104_729) % 100_000)}"#
+        }
+        return Data(("[" + rows.joined(separator: ",") + "]").utf8)
+    }
+
+    private func runLive(_ row: inout Measurement) async throws {
+        let directory = try TemporaryDirectory()
+        let sqlite = request.pass.hasSuffix("sqlite")
+        let client = try await liveClient(directory, sqlite: sqlite)
+        let query = Query("Repository", sortedBy: [.descending("watchersCount")])
+        let clock = ContinuousClock()
+        if request.pass.hasPrefix("observer") {
+            var results = client.observe(query).makeAsyncIterator()
+            guard let first = try await results.next() else { throw BenchmarkError("no first snapshot") }
+            let stored = first.objects
+            for run in 0..<3 {
+                _ = try await TetherImport.importRepositories(changes(stored, run: run), into: client)
+                let start = clock.now
+                guard let next = try await results.next() else { throw BenchmarkError("the observation ended") }
+                let took = clock.now - start
+                if run == 2 { row.durations.append(took) }
+                if next.difference.isEmpty || next.count != request.size { throw BenchmarkError("an empty difference or a wrong count") }
+            }
+        } else {
+            var previous = try await client.fetch(query)
+            let stored = previous
+            for run in 0..<3 {
+                _ = try await TetherImport.importRepositories(changes(stored, run: run), into: client)
+                let start = clock.now
+                // What an app does without observation: fetch the query again and diff by hand.
+                let next = try await client.fetch(query)
+                var oldPosition: [ObjectID: Int] = [:]
+                for (i, object) in previous.enumerated() { oldPosition[object.id] = i }
+                var moved = 0, updated = 0, inserted = 0
+                var newIDs = Set<ObjectID>()
+                for (i, object) in next.enumerated() {
+                    newIDs.insert(object.id)
+                    guard let old = oldPosition[object.id] else { inserted += 1; continue }
+                    if old != i { moved += 1 } else if previous[old].values != object.values { updated += 1 }
+                }
+                let deleted = previous.filter { !newIDs.contains($0.id) }.count
+                let took = clock.now - start
+                if run == 2 { row.durations.append(took) }
+                if moved + updated + inserted + deleted == 0 { throw BenchmarkError("no change found by hand") }
+                previous = next
+            }
+        }
+    }
+
+    /// The insert pass with an observer of a sorted window attached, consuming its snapshots.
+    private func runObserved(_ row: inout Measurement) async throws {
+        let directory = try TemporaryDirectory()
+        let store: any Store = request.pass == "memory" ? InMemoryStore() : try SQLiteStore(path: directory.file("observed.sqlite"))
+        let client = try TetherImport.client(store: store)
+        let observation = client.observe(Query("Repository", sortedBy: [.descending("watchersCount")], limit: 50))
+        let consumer = Task {
+            var count = 0
+            for try await _ in observation { count += 1 }
+            return count
+        }
+        try await Task.sleep(for: .milliseconds(20))  // subscribed
+        let data = try load(request.first)
+        let result = try await row.time { try await TetherImport.importRepositories(data, into: client) }
+        consumer.cancel()
+        _ = try? await consumer.value
+        if result.inserted.count < request.size { throw BenchmarkError("inserted \(result.inserted.count), expected \(request.size)") }
     }
 
     private func runBaseline(_ row: inout Measurement) throws {

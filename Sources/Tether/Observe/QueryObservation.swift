@@ -186,11 +186,25 @@ public final class QueryObservation: AsyncSequence, Sendable {
                         touched = []
                     case .touched(let ids, let gone):
                         replaced = gone
-                        let (objects, reloaded) = try await engine.update(state.objects, touched: ids, in: observation.store)
-                        next = objects
-                        // A result read again whole may hold changes whose change sets are still
-                        // on their way: every object is compared then.
-                        touched = reloaded ? nil : ids
+                        switch try await engine.update(state.objects, touched: ids, in: observation.store) {
+                        case .reloaded(let objects):
+                            // A result read again whole may hold changes whose change sets are
+                            // still on their way: every object is compared then.
+                            next = objects
+                            touched = nil
+                        case .merged(let merge) where request.sectionKey == nil:
+                            let added = merge.newOffsets.map { merge.objects[$0] }
+                            let difference = engine.difference(state.objects, merge, added: added, replaced: gone)
+                            let remoteChanged = remote != state.remote
+                            state = Current(objects: merge.objects, sections: ResultsSnapshot.sections(of: merge.objects, key: nil),
+                                            version: request.version, remote: remote)
+                            self.current = state
+                            if difference.isEmpty && !remoteChanged { continue }
+                            return ResultsSnapshot(objects: state.objects, sections: state.sections, difference: difference, remote: remote)
+                        case .merged(let merge):
+                            next = merge.objects
+                            touched = ids
+                        }
                     }
                 } else if remote != state.remote {
                     next = state.objects
@@ -310,27 +324,117 @@ struct QueryEngine: Sendable {
     /// The result after the objects `touched` changed: the others keep their places, the touched
     /// ones are read again and placed by the query's order. A window, or more touched objects
     /// than are worth reading one by one, is fetched again instead.
-    func update(_ current: [Object], touched: Set<ObjectID>, in store: any Store) async throws -> (objects: [Object], reloaded: Bool) {
-        let query = self.query
+    func update(_ current: [Object], touched: Set<ObjectID>, in store: any Store) async throws -> Update {
         if isWindow || touched.count > max(256, current.count / 8) {
-            return (try await store.read { try load($0) }, true)
+            return .reloaded(try await store.read { try load($0) })
         }
+        let query = self.query
         let ids = Array(touched)
         let fresh = try await store.read { reader in try ids.compactMap { try reader.object($0) } }
         var added = project(fresh.filter { query.condition?.matches($0.values) ?? true })
         added.sort(by: ordered)
-        var result: [Object] = []
-        result.reserveCapacity(current.count + added.count)
-        var next = 0
-        for object in current where !touched.contains(object.id) {
-            while next < added.count && ordered(added[next], object) {
-                result.append(added[next])
-                next += 1
+        return .merged(merge(current, touched: touched, added: added))
+    }
+
+    enum Update {
+        /// The whole result read again.
+        case reloaded([Object])
+        /// The touched objects read again and placed.
+        case merged(Merge)
+    }
+
+    /// The result after a change: the untouched objects of `current` in their order, with the
+    /// touched ones that match (`added`, sorted) placed among them.
+    struct Merge {
+        var objects: [Object] = []
+        /// Position in `current` of each touched object that was there.
+        var oldOffsets: [ObjectID: Int] = [:]
+        /// Position in `objects` of each of `added`, in order.
+        var newOffsets: [Int] = []
+        /// Of each of `added`, how many untouched objects precede it.
+        var newRanks: [Int] = []
+    }
+
+    /// Places each added object by binary search among the untouched ones (which keep their
+    /// order): O(n) copying and O(k log n) comparisons for k touched objects, no hashing of the
+    /// untouched ones.
+    func merge(_ current: [Object], touched: Set<ObjectID>, added: [Object]) -> Merge {
+        var merge = Merge()
+        let rows = touched.map(\.rowID).sorted()
+        func isTouched(_ id: ObjectID) -> Bool {
+            var low = 0, high = rows.count
+            while low < high {
+                let mid = (low + high) / 2
+                if rows[mid] < id.rowID { low = mid + 1 } else { high = mid }
             }
-            result.append(object)
+            return low < rows.count && rows[low] == id.rowID && touched.contains(id)
         }
-        result.append(contentsOf: added[next...])
-        return (result, false)
+        var kept: [Object] = []
+        kept.reserveCapacity(current.count)
+        for (offset, object) in current.enumerated() {
+            if isTouched(object.id) { merge.oldOffsets[object.id] = offset } else { kept.append(object) }
+        }
+        merge.objects.reserveCapacity(kept.count + added.count)
+        var start = 0
+        for object in added {
+            var low = start, high = kept.count
+            while low < high {
+                let mid = (low + high) / 2
+                if ordered(kept[mid], object) { low = mid + 1 } else { high = mid }
+            }
+            merge.objects.append(contentsOf: kept[start..<low])
+            merge.newRanks.append(low)
+            merge.newOffsets.append(merge.objects.count)
+            merge.objects.append(object)
+            start = low
+        }
+        merge.objects.append(contentsOf: kept[start...])
+        return merge
+    }
+
+    /// The difference of a merge without sections, from the touched objects alone: an untouched
+    /// object neither moves nor changes (it keeps its order relative to the other untouched ones).
+    func difference(_ current: [Object], _ merge: Merge, added: [Object], replaced: Set<ObjectID>) -> ResultsDifference {
+        var difference = ResultsDifference()
+        // Touched objects in both: where they were and are, counted in untouched objects before them.
+        var stayers: [(old: Int, new: Int, oldRank: Int, newRank: Int)] = []
+        var oldTouched = merge.oldOffsets.filter { !replaced.contains($0.key) }
+        let sortedOld = merge.oldOffsets.values.sorted()
+        func oldRank(_ offset: Int) -> Int {
+            var low = 0, high = sortedOld.count
+            while low < high {
+                let mid = (low + high) / 2
+                if sortedOld[mid] < offset { low = mid + 1 } else { high = mid }
+            }
+            return offset - low
+        }
+        for (index, object) in added.enumerated() {
+            let new = merge.newOffsets[index]
+            if let old = oldTouched.removeValue(forKey: object.id) {
+                stayers.append((old, new, oldRank(old), merge.newRanks[index]))
+            } else {
+                difference.inserted.append(ResultIndex(item: new))
+            }
+        }
+        for (_, old) in oldTouched { difference.deleted.append(ResultIndex(item: old)) }
+        for (id, old) in merge.oldOffsets where replaced.contains(id) { difference.deleted.append(ResultIndex(item: old)) }
+        // Among those in the same gap between untouched objects, the longest run in order stays.
+        stayers.sort { $0.old < $1.old }
+        let inGap = stayers.indices.filter { stayers[$0].oldRank == stayers[$0].newRank }
+        let ordered = Set(ResultsDifference.longestIncreasingSubsequence(inGap.map { stayers[$0].new }).map { inGap[$0] })
+        for (index, stayer) in stayers.enumerated() {
+            if ordered.contains(index) {
+                if !ResultsDifference.sameValues(current[stayer.old], merge.objects[stayer.new], displayed) {
+                    difference.updated.append(ResultIndex(item: stayer.old))
+                }
+            } else {
+                difference.moved.append(ResultsDifference.Move(from: ResultIndex(item: stayer.old), to: ResultIndex(item: stayer.new)))
+            }
+        }
+        difference.deleted.sort()
+        difference.inserted.sort()
+        difference.updated.sort()
+        return difference
     }
 
     /// The query's order: its sort keys, then row ids (as ``Query/apply(to:)`` orders).
