@@ -61,6 +61,11 @@ let package = Package(
             path: "Examples/GitHubImport",
             resources: [.copy("Resources")]
         ),
+        .executableTarget(
+            name: "LiveList",
+            dependencies: ["Tether", "TetherSQLite", "TetherURLSession"],
+            path: "Examples/LiveList"
+        ),
 
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
