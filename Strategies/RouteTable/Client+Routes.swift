@@ -164,3 +164,20 @@ enum RouteRequest {
         }
     }
 }
+
+extension RemoteSource {
+    /// The objects a route of the client's route table returns (an `.objects` route), as the
+    /// source of a remote-backed observation (``Tether/Client/observe(_:sectionedBy:reading:from:refresh:)``):
+    /// each refresh calls the route with `parameters` and deletes what it no longer lists within
+    /// the observed query's condition.
+    ///
+    /// ```swift
+    /// let users = client.observe(Query("User", sortedBy: [.ascending("name")]), from: .route("users"))
+    /// ```
+    public static func route(_ name: String, parameters: [String: JSON] = [:]) -> RemoteSource {
+        let described = parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: "&")
+        return RemoteSource(key: "route \(name)" + (described.isEmpty ? "" : "?\(described)")) { client, options in
+            _ = try await client.call(name, parameters: parameters, options: options)
+        }
+    }
+}

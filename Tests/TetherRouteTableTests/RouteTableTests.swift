@@ -311,3 +311,22 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
         #expect(Route("m", .get, "/api/groups/:gid/messages/:mid.json").variables == ["gid", "mid"])
     }
 }
+
+@Suite struct RouteSourceTests {
+    @Test func aRouteFeedsARemoteBackedObservation() async throws {
+        let transport = RecordingTransport()
+        transport.respond(.get, "/v2/api/users", with: .json(#"[{"user_id": 1, "name": "Ada"}, {"user_id": 2, "name": "Bo"}]"#))
+        let client = try makeClient(transport)
+        try await client.import(Data(#"[{"user_id": 9, "name": "Gone"}]"#.utf8), as: "User")
+        var users = client.observe(Query("User", sortedBy: [.ascending("name")]), from: .route("users")).makeAsyncIterator()
+        #expect(try await users.next()?.objects.map { $0["name"] } == [.string("Gone")])
+        while true {
+            let snapshot = try #require(try await users.next())
+            guard snapshot.remote?.isLoading == false else { continue }
+            #expect(snapshot.remote?.lastError == nil)
+            #expect(snapshot.objects.map { $0["name"] } == [.string("Ada"), .string("Bo")], "9 is not listed by the route: deleted")
+            break
+        }
+        #expect(transport.requests.map(\.url.path) == ["/v2/api/users"])
+    }
+}

@@ -184,7 +184,9 @@ final class RemoteRefreshes: Sendable {
         entries.withLock { entries in
             entries[key]?.task = nil
             entries[key]?.state.isLoading = false
-            if let error {
+            if error is CancellationError {
+                // Cancelled because no observer was left: not a failure of the source.
+            } else if let error {
                 entries[key]?.state.lastError = error
             } else {
                 entries[key]?.state.lastRefreshed = Date()
