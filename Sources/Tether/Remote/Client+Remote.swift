@@ -92,8 +92,15 @@ extension Client {
         try checkEntity(entity)
         let url = try await self.url(template, for: source)
         let response = try await send(.get, url, entity: entity)
-        guard let json = try Self.jsonBody(of: response) else {
+        guard let body = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
+        }
+        let page = try remote.responseShape(for: entity).read(
+            body, entity: entity, identity: identityKeyPaths(entity), list: false,
+            what: "GET \(RemoteURL.redacted(url).absoluteString)")
+        guard page.items.count == 1, let json = page.items.first else {
+            throw ImportError(path: .root, entity: entity,
+                              message: "GET \(RemoteURL.redacted(url).absoluteString) answered \(page.items.count) \(entity) objects where one was expected")
         }
         let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
@@ -154,11 +161,18 @@ extension Client {
         }
     }
 
+    /// Where the identity of `entity` is read in JSON: per identity attribute, its key path and fallbacks.
+    func identityKeyPaths(_ entity: String) -> [[JSONKeyPath]] {
+        mapping[entity]?.identity.map { [$0.keyPath] + $0.fallbackKeyPaths } ?? []
+    }
+
     /// Follows pages from `url`; returns every element.
     func fetchPages(_ first: URL, entity: String, progress reporter: ProgressReporter? = nil) async throws -> (items: [JSON], pages: Int) {
         var items: [JSON] = []
         var pages = 0
         var progress = ImportProgress(phase: .fetching)
+        let shape = remote.responseShape(for: entity)
+        let identity = identityKeyPaths(entity)
         var next: URL? = first
         var visited = Set<String>()
         while let url = next {
@@ -175,20 +189,11 @@ extension Client {
                 reporter.report(progress)
             }
             next = nil
-            switch try Self.jsonBody(of: response) {
-            case .object(let members)?:
-                if case .array(let results)? = members["results"] {
-                    items.append(contentsOf: results)
-                    if let link = members["next"]?.stringValue { next = URL(string: link, relativeTo: url)?.absoluteURL }
-                } else {
-                    items.append(.object(members))
-                }
-            case .array(let elements)?:
-                items.append(contentsOf: elements)
-            case nil:
-                break
-            case let other?:
-                throw ImportError(path: .root, entity: entity, message: "expected an object or an array, found \(other.typeName)")
+            if let body = try Self.jsonBody(of: response) {
+                let page = try shape.read(body, entity: entity, identity: identity, list: true,
+                                          what: "page \(pages) of GET \(RemoteURL.redacted(url).absoluteString)")
+                items.append(contentsOf: page.items)
+                if let link = page.next { next = URL(string: link, relativeTo: url)?.absoluteURL }
             }
             if next == nil, let link = LinkHeader.url(rel: "next", in: response.headers, relativeTo: url) { next = link }
             if let link = next { try checkPageLink(link, from: first, page: pages, entity: entity) }

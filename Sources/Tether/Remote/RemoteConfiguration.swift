@@ -20,8 +20,15 @@ public struct RemoteConfiguration: Sendable {
     public var saveMethod: HTTPMethod = .patch
     /// Per entity: a save method other than ``saveMethod``.
     public var saveMethods: [String: HTTPMethod] = [:]
+    /// Where the objects are in responses (``ResponseShape/automatic`` by default).
+    public var responseShape: ResponseShape = .automatic
+    /// Per entity: a response shape other than ``responseShape``.
+    public var responseShapes: [String: ResponseShape] = [:]
 
     public init() {}
+
+    /// The response shape of `entity`'s resources.
+    public func responseShape(for entity: String) -> ResponseShape { responseShapes[entity] ?? responseShape }
 
     /// Checks every template against the mapping; throws a ``ConfigurationError`` (`.invalidRoute`).
     func validate(schema: Schema, mapping: Mapping, naming: any NamingStrategy) throws(ConfigurationError) {
@@ -127,6 +134,14 @@ extension Client.Builder {
     public func saveMethod(_ method: HTTPMethod, for entity: String? = nil) -> Self {
         var copy = self
         if let entity { copy.remote.saveMethods[entity] = method } else { copy.remote.saveMethod = method }
+        return copy
+    }
+
+    /// Where the objects are in the responses of `entity`'s resources, or of every entity's (see
+    /// ``ResponseShape``): `.keyPath("resources")` for `{"resources": [...]}`.
+    public func responseShape(_ shape: ResponseShape, for entity: String? = nil) -> Self {
+        var copy = self
+        if let entity { copy.remote.responseShapes[entity] = shape } else { copy.remote.responseShape = shape }
         return copy
     }
 

@@ -1,0 +1,111 @@
+/// Where the objects are in a server's response (RestKit's response descriptors, Siesta's
+/// content transformers), declared per entity or as the client's default with
+/// ``Client/Builder/responseShape(_:for:)``.
+///
+/// ```swift
+/// builder.responseShape(.keyPath("resources"), for: "User")     // {"resources": [...]}
+/// builder.responseShape(.keyPath("data.items"))                  // every entity: {"data": {"items": [...]}}
+/// builder.responseShape(.custom { json in json["payload"]?["rows"] ?? .array([]) }, for: "Log")
+/// ```
+///
+/// A response without the declared shape is an ``ImportError`` with the JSON path, never an import
+/// of nothing: nothing is imported, and no link is cleared.
+public struct ResponseShape: Sendable, CustomStringConvertible {
+    enum Storage: Sendable {
+        case automatic
+        case keyPath(JSONKeyPath)
+        case object
+        case custom(@Sendable (JSON) throws -> JSON)
+    }
+
+    let storage: Storage
+
+    /// A top-level array; DRF's page `{"count", "next", "results": [...]}`; or, for one object,
+    /// the object. A list fetch answered by an object that is neither a DRF page nor an object of
+    /// the entity (it lacks the entity's identity) is an error: declare the shape. The default.
+    public static let automatic = ResponseShape(storage: .automatic)
+
+    /// The objects (an array, or one object) at a key path of a top-level object: `"resources"`,
+    /// `"data.items"`. A page's next link is still read from a `Link` header.
+    public static func keyPath(_ keyPath: JSONKeyPath) -> ResponseShape { ResponseShape(storage: .keyPath(keyPath)) }
+
+    /// The whole response is one object (never a list).
+    public static let object = ResponseShape(storage: .object)
+
+    /// Your own: `transform` returns the objects (an array, or one object) from the response's
+    /// JSON, or throws to reject the response.
+    public static func custom(_ transform: @escaping @Sendable (JSON) throws -> JSON) -> ResponseShape {
+        ResponseShape(storage: .custom(transform))
+    }
+
+    public var description: String {
+        switch storage {
+        case .automatic: "automatic"
+        case .keyPath(let path): "keyPath(\(path))"
+        case .object: "object"
+        case .custom: "custom"
+        }
+    }
+
+    /// What a response body holds, read by this shape.
+    struct Page {
+        var items: [JSON]
+        /// DRF's `next`, when the shape reads it.
+        var next: String?
+    }
+
+    /// The objects of `body` for `entity` (the key paths of each identity attribute, its
+    /// fallbacks after it, in `identity`). `list` says whether a list was asked for; `what` names
+    /// the request in errors.
+    func read(_ body: JSON, entity: String, identity: [[JSONKeyPath]], list: Bool, what: String) throws -> Page {
+        func objects(_ value: JSON, at path: JSONPath) throws -> [JSON] {
+            switch value {
+            case .array(let elements): return elements
+            case .object: return [value]
+            default:
+                throw ImportError(path: path, entity: entity,
+                                  message: "\(what): expected \(entity) objects (an array or an object) at \(path), found \(value.typeName)")
+            }
+        }
+        switch storage {
+        case .object:
+            guard case .object = body else {
+                throw ImportError(path: .root, entity: entity, message: "\(what): expected one \(entity) object, found \(body.typeName)")
+            }
+            return Page(items: [body])
+        case .keyPath(let keyPath):
+            guard case .object(let members) = body else {
+                throw ImportError(path: .root, entity: entity,
+                                  message: "\(what): expected an object holding the \(entity) objects at '\(keyPath)', found \(body.typeName)")
+            }
+            guard let value = body[keyPath] else {
+                throw ImportError(path: JSONPath(keyPath.components.map(JSONPath.Component.key)), entity: entity,
+                                  message: "\(what): no '\(keyPath)' in the response, which holds the keys \(members.keys.sorted().joined(separator: ", "))")
+            }
+            return Page(items: try objects(value, at: JSONPath(keyPath.components.map(JSONPath.Component.key))))
+        case .custom(let transform):
+            return Page(items: try objects(try transform(body), at: .root))
+        case .automatic:
+            switch body {
+            case .array(let elements):
+                return Page(items: elements)
+            case .object(let members):
+                if case .array(let results)? = members["results"] {
+                    return Page(items: results, next: members["next"]?.stringValue)
+                }
+                // One object of the entity: it has the entity's identity. Anything else (an
+                // envelope of another shape) must be declared rather than imported as nothing.
+                if list, !identity.isEmpty, identity.contains(where: { paths in paths.allSatisfy { body[$0] == nil } }) {
+                    throw ImportError(
+                        path: .root, entity: entity,
+                        message: "\(what): expected a list of \(entity) objects, found an object with the keys "
+                            + "\(members.keys.sorted().joined(separator: ", ")) and no \(identity.compactMap(\.first).map(\.description).joined(separator: ", ")); "
+                            + "declare where the objects are with the builder's responseShape(.keyPath(…), for: \"\(entity)\")")
+                }
+                return Page(items: [body])
+            default:
+                throw ImportError(path: .root, entity: entity, message: "\(what): expected an object or an array, found \(body.typeName)")
+            }
+        }
+    }
+}
