@@ -65,7 +65,9 @@ extension Client {
             return result(nil, [])
         case .objects:
             guard let json, let entity = definition.entity else { return result(ImportResult(), []) }
-            let imported = try await self.import(json, as: entity, options: options)
+            let payload = try self.objects(in: json, as: entity, shape: definition.shape,
+                                           request: "route '\(route)' (\(request.method) \(request.url.path))")
+            let imported = try await self.import(payload, as: entity, options: options)
             return result(imported, try await objects(Array(imported.objects)))
         case .envelope:
             guard let json else { return result(ImportResult(), []) }
@@ -74,12 +76,15 @@ extension Client {
                     .invalidResponse, route: route, status: response.status, headers: response.headers, body: response.body,
                     "an envelope must be a JSON object of entity names, found \(json.typeName)")
             }
-            if let unknown = members.keys.sorted().first(where: { schema[$0] == nil }) {
+            let entityOf = { (key: String) in definition.envelopeKeys[key] ?? (self.schema[key] != nil ? key : nil) }
+            if let unknown = members.keys.sorted().first(where: { entityOf($0) == nil }) {
                 throw RouteError(
                     .invalidResponse, route: route, parameter: unknown, status: response.status, headers: response.headers,
-                    body: response.body, "the envelope names '\(unknown)', which is not an entity of the schema")
+                    body: response.body, "the envelope names '\(unknown)', which is not an entity of the schema"
+                        + " (map its keys to entities with the route's envelopeKeys: [\"\(unknown)\": \"Entity\"])")
             }
-            let payloads = schema.entities.compactMap { entity in members[entity.name].map { (entity: entity.name, json: $0) } }
+            let keyOf = Dictionary(members.keys.map { (entityOf($0)!, $0) }, uniquingKeysWith: { a, _ in a })
+            let payloads = schema.entities.compactMap { entity in keyOf[entity.name].flatMap { members[$0] }.map { (entity: entity.name, json: $0) } }
             let imported = try await self.import(payloads, options: options)
             return result(imported, try await objects(Array(imported.objects)))
         }

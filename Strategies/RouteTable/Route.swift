@@ -31,13 +31,24 @@ public struct Route: Sendable, Hashable {
     /// variables name. Optional for ``Kind/data`` and ``Kind/envelope`` routes.
     public var entity: String?
     public var kind: Kind
+    /// For an ``Kind/objects`` route: where the objects are in the response (nil: the shape the
+    /// client declares for the entity, ``Tether/Client/Builder/responseShape(_:for:)``).
+    public var shape: ResponseShape?
+    /// For an ``Kind/envelope`` route: the entity of each key of the envelope that is not an
+    /// entity's name (`["users": "User", "groups": "Group"]`).
+    public var envelopeKeys: [String: String]
 
-    public init(_ name: String, _ method: HTTPMethod, _ path: String, entity: String? = nil, kind: Kind = .objects) {
+    public init(
+        _ name: String, _ method: HTTPMethod, _ path: String, entity: String? = nil, kind: Kind = .objects,
+        shape: ResponseShape? = nil, envelopeKeys: [String: String] = [:]
+    ) {
         self.name = name
         self.method = method
         self.path = path
         self.entity = entity
         self.kind = kind
+        self.shape = shape
+        self.envelopeKeys = envelopeKeys
     }
 
     /// The variables of the path template, in order.

@@ -330,3 +330,41 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
         #expect(transport.requests.map(\.url.path) == ["/v2/api/users"])
     }
 }
+
+@Suite struct RouteResponseShapeTests {
+    static let shaped = RouteTable(development: dev, production: prod,
+                                   keys: ["User": RouteTable.EntityKeys(id: "user_id")]) {
+        Route("wrapped", .get, "/api/wrapped", entity: "User", shape: .keyPath("data.users"))
+        Route("undeclared", .get, "/api/undeclared", entity: "User")
+        Route("bundle", .get, "/api/bundle", kind: .envelope, envelopeKeys: ["users": "User", "groups": "Group"])
+    }
+
+    static func client(_ transport: RecordingTransport) throws -> Client {
+        try Client.Builder(schema: schema).routes(shaped).transport(transport).build()
+    }
+
+    @Test func aRouteDeclaresWhereItsObjectsAre() async throws {
+        let transport = RecordingTransport()
+        transport.respond(.get, "/v2/api/wrapped", with: .json(#"{"data": {"users": [{"user_id": 1}, {"user_id": 2}]}}"#))
+        transport.respond(.get, "/v2/api/undeclared", with: .json(#"{"users": [{"user_id": 3}]}"#))
+        let client = try Self.client(transport)
+        #expect(try await client.call("wrapped").objects.count == 2)
+        // Not declared, not of the entity: an error naming the keys, nothing imported.
+        let error = await #expect(throws: ImportError.self) { _ = try await client.call("undeclared") }
+        #expect(error?.message.contains("users") == true)
+        #expect(try await client.count(Query("User")) == 2)
+    }
+
+    @Test func anEnvelopeMapsItsKeysToEntities() async throws {
+        let transport = RecordingTransport()
+        transport.respond(.get, "/v2/api/bundle", with: .json(#"{"users": [{"user_id": 1, "name": "Ada"}], "groups": [{"id": 7, "title": "Core"}]}"#))
+        let client = try Self.client(transport)
+        let result = try await client.call("bundle")
+        #expect(result.objects.map(\.entity).sorted() == ["Group", "User"])
+        #expect(try await client.count(Query("Group")) == 1)
+
+        transport.respond(.get, "/v2/api/bundle", with: .json(#"{"users": [], "meta": {"page": 1}}"#))
+        let error = await #expect(throws: RouteError.self) { _ = try await client.call("bundle") }
+        #expect(error?.parameter == "meta")
+    }
+}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where the objects are in a server's response (RestKit's response descriptors, Siesta's
 /// content transformers), declared per entity or as the client's default with
 /// ``Client/Builder/responseShape(_:for:)``.
@@ -10,15 +12,36 @@
 ///
 /// A response without the declared shape is an ``ImportError`` with the JSON path, never an import
 /// of nothing: nothing is imported, and no link is cleared.
-public struct ResponseShape: Sendable, CustomStringConvertible {
+///
+/// Strategies and your own calls read a body the same way with ``Client/objects(in:as:shape:request:)``.
+public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
     enum Storage: Sendable {
         case automatic
         case keyPath(JSONKeyPath)
         case object
-        case custom(@Sendable (JSON) throws -> JSON)
+        /// A closure, and a token that makes each custom shape equal only to itself.
+        case custom(@Sendable (JSON) throws -> JSON, UUID)
     }
 
     let storage: Storage
+
+    public static func == (lhs: ResponseShape, rhs: ResponseShape) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.automatic, .automatic), (.object, .object): true
+        case (.keyPath(let a), .keyPath(let b)): a == b
+        case (.custom(_, let a), .custom(_, let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case .automatic: hasher.combine(0)
+        case .object: hasher.combine(1)
+        case .keyPath(let path): hasher.combine(path)
+        case .custom(_, let token): hasher.combine(token)
+        }
+    }
 
     /// A top-level array; DRF's page `{"count", "next", "results": [...]}`; or, for one object,
     /// the object. A list fetch answered by an object that is neither a DRF page nor an object of
@@ -35,7 +58,7 @@ public struct ResponseShape: Sendable, CustomStringConvertible {
     /// Your own: `transform` returns the objects (an array, or one object) from the response's
     /// JSON, or throws to reject the response.
     public static func custom(_ transform: @escaping @Sendable (JSON) throws -> JSON) -> ResponseShape {
-        ResponseShape(storage: .custom(transform))
+        ResponseShape(storage: .custom(transform, UUID()))
     }
 
     public var description: String {
@@ -52,16 +75,21 @@ public struct ResponseShape: Sendable, CustomStringConvertible {
         var items: [JSON]
         /// DRF's `next`, when the shape reads it.
         var next: String?
+        /// Whether the objects came as a list (an array), not as one object.
+        var isList = true
     }
 
     /// The objects of `body` for `entity` (the key paths of each identity attribute, its
     /// fallbacks after it, in `identity`). `list` says whether a list was asked for; `what` names
     /// the request in errors.
     func read(_ body: JSON, entity: String, identity: [[JSONKeyPath]], list: Bool, what: String) throws -> Page {
+        var isList = true
         func objects(_ value: JSON, at path: JSONPath) throws -> [JSON] {
             switch value {
             case .array(let elements): return elements
-            case .object: return [value]
+            case .object:
+                isList = false
+                return [value]
             default:
                 throw ImportError(path: path, entity: entity,
                                   message: "\(what): expected \(entity) objects (an array or an object) at \(path), found \(value.typeName)")
@@ -72,7 +100,7 @@ public struct ResponseShape: Sendable, CustomStringConvertible {
             guard case .object = body else {
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected one \(entity) object, found \(body.typeName)")
             }
-            return Page(items: [body])
+            return Page(items: [body], isList: false)
         case .keyPath(let keyPath):
             guard case .object(let members) = body else {
                 throw ImportError(path: .root, entity: entity,
@@ -82,9 +110,11 @@ public struct ResponseShape: Sendable, CustomStringConvertible {
                 throw ImportError(path: JSONPath(keyPath.components.map(JSONPath.Component.key)), entity: entity,
                                   message: "\(what): no '\(keyPath)' in the response, which holds the keys \(members.keys.sorted().joined(separator: ", "))")
             }
-            return Page(items: try objects(value, at: JSONPath(keyPath.components.map(JSONPath.Component.key))))
-        case .custom(let transform):
-            return Page(items: try objects(try transform(body), at: .root))
+            let items = try objects(value, at: JSONPath(keyPath.components.map(JSONPath.Component.key)))
+            return Page(items: items, isList: isList)
+        case .custom(let transform, _):
+            let items = try objects(try transform(body), at: .root)
+            return Page(items: items, isList: isList)
         case .automatic:
             switch body {
             case .array(let elements):
@@ -102,10 +132,23 @@ public struct ResponseShape: Sendable, CustomStringConvertible {
                             + "\(members.keys.sorted().joined(separator: ", ")) and no \(identity.compactMap(\.first).map(\.description).joined(separator: ", ")); "
                             + "declare where the objects are with the builder's responseShape(.keyPath(…), for: \"\(entity)\")")
                 }
-                return Page(items: [body])
+                return Page(items: [body], isList: false)
             default:
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected an object or an array, found \(body.typeName)")
             }
         }
+    }
+}
+
+extension Client {
+    /// The objects of `entity` in a response body, read by `shape` (nil: the one declared for
+    /// `entity`, see ``Client/Builder/responseShape(_:for:)``), as a list fetch reads them: an
+    /// object that is not of the entity (no identity) and not a declared envelope is an
+    /// ``ImportError``. Returns an array, or the one object when the objects came as one.
+    /// `request` names the request in errors (`GET /api/users`).
+    public func objects(in body: JSON, as entity: String, shape: ResponseShape? = nil, request: String) throws -> JSON {
+        let page = try (shape ?? remote.responseShape(for: entity)).read(
+            body, entity: entity, identity: identityKeyPaths(entity), list: true, what: request)
+        return page.isList || page.items.count != 1 ? .array(page.items) : page.items[0]
     }
 }
