@@ -139,6 +139,59 @@ public final class ReplayTransport: Transport {
         self.init(exchanges: exchanges)
     }
 
+    /// Loads a nock-style recording, as octokit/fixtures writes them (`normalized-fixture.json`:
+    /// an array of `{"scope", "method", "path", "status", "response", "headers", "reqheaders",
+    /// "body"}`), so a test can replay recorded GitHub traffic as it is published.
+    ///
+    /// ```swift
+    /// let replay = try ReplayTransport(nockRecording: fixtures.appendingPathComponent("paginate-issues/normalized-fixture.json"))
+    /// let client = try Client.Builder(schema: schema).transport(replay).baseURL(URL(string: "https://api.github.com")!).build()
+    /// ```
+    /// Header values that are numbers are read as their text; a JSON response is served as its
+    /// serialized JSON (`responseIsBinary` responses as base64-decoded bytes).
+    public convenience init(nockRecording file: URL) throws {
+        let name = file.lastPathComponent
+        let json: JSON
+        do {
+            json = try JSON(parsing: Data(contentsOf: file))
+        } catch {
+            throw ReplayError(file: name, message: "\(error)")
+        }
+        guard let records = json.arrayValue else { throw ReplayError(file: name, message: "expected an array of recorded requests") }
+        func headers(_ json: JSON?) -> HTTPHeaders {
+            var h = HTTPHeaders()
+            for (key, value) in (json?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                switch value {
+                case .string(let text): h.add(name: key, value: text)
+                case .array(let values): for v in values { h.add(name: key, value: v.stringValue ?? "\(v)") }
+                default: h.add(name: key, value: "\(value)")
+                }
+            }
+            return h
+        }
+        var exchanges: [RecordedExchange] = []
+        for (index, record) in records.enumerated() {
+            guard let scope = record["scope"]?.stringValue, let method = record["method"]?.stringValue,
+                  let path = record["path"]?.stringValue, let url = URL(string: scope + path),
+                  let status = record["status"]?.int64Value
+            else { throw ReplayError(file: name, message: "record \(index) needs scope, method, path and status") }
+            var body = Data()
+            switch record["response"] {
+            case .string(let text)? where record["responseIsBinary"]?.boolValue == true:
+                body = Data(base64Encoded: text) ?? Data(text.utf8)
+            case .string(let text)?: body = Data(text.utf8)
+            case let value? where !value.isNull: body = value.serialized()
+            default: break
+            }
+            let requestBody: Data? = record["body"].flatMap { $0.isNull || $0.stringValue == "" ? nil : $0.serialized() }
+            exchanges.append(RecordedExchange(
+                request: TransportRequest(method: HTTPMethod(rawValue: method.uppercased()), url: url,
+                                          headers: headers(record["reqheaders"]), body: requestBody),
+                response: TransportResponse(status: Int(status), headers: headers(record["headers"]), body: body)))
+        }
+        self.init(exchanges: exchanges)
+    }
+
     /// The exchanges not replayed yet.
     public var unused: [RecordedExchange] {
         let used = used.withLock { $0 }

@@ -20,6 +20,8 @@ public struct RemoteConfiguration: Sendable {
     public var saveMethod: HTTPMethod = .patch
     /// Per entity: a save method other than ``saveMethod``.
     public var saveMethods: [String: HTTPMethod] = [:]
+    /// Per entity: attributes whose values are paths of several segments in URL templates.
+    public var pathAttributes: [String: Set<String>] = [:]
     /// Where the objects are in responses (``ResponseShape/automatic`` by default).
     public var responseShape: ResponseShape = .automatic
     /// Per entity: a response shape other than ``responseShape``.
@@ -38,6 +40,12 @@ public struct RemoteConfiguration: Sendable {
                 try evaluator.validate(template, for: entity)
             } catch {
                 throw ConfigurationError(.invalidRoute, entity: entity, member: error.member, error.message)
+            }
+        }
+        for (entity, attributes) in pathAttributes.sorted(by: { $0.key < $1.key }) {
+            for name in attributes.sorted() where schema[entity]?.attribute(named: name) == nil {
+                throw ConfigurationError(.unknownProperty, entity: entity, member: name,
+                                         "pathAttribute(\"\(name)\", of: \"\(entity)\") names no attribute of the schema")
             }
         }
         for entity in resources.keys.sorted() {
@@ -134,6 +142,16 @@ extension Client.Builder {
     public func saveMethod(_ method: HTTPMethod, for entity: String? = nil) -> Self {
         var copy = self
         if let entity { copy.remote.saveMethods[entity] = method } else { copy.remote.saveMethod = method }
+        return copy
+    }
+
+    /// Declares that the values of `attribute` are paths of several segments in URL templates:
+    /// GitHub's `full_name` (`octocat/Hello-World`) in `/repos/:repository.full_name/issues`
+    /// becomes `/repos/octocat/Hello-World/issues`. Each segment is still escaped, and an empty,
+    /// `.` or `..` segment is refused. Other attributes stay one escaped segment.
+    public func pathAttribute(_ attribute: String, of entity: String) -> Self {
+        var copy = self
+        copy.remote.pathAttributes[entity, default: []].insert(attribute)
         return copy
     }
 

@@ -10,7 +10,9 @@ public import Foundation
 /// name). A component may also be a relationship's foreign key (`owner_id`), which yields the
 /// related object's identity.
 ///
-/// Every substituted value is percent-escaped as **one path segment**: a value containing `/`,
+/// Every substituted value is percent-escaped as **one path segment** (unless its attribute is
+/// declared a path, ``Client/Builder/pathAttribute(_:of:)``: GitHub's `full_name`
+/// `octocat/Hello-World` is then two segments, each escaped): a value containing `/`,
 /// `?`, `#`, spaces or non-ASCII cannot change the path or add a query, and the whole-segment
 /// values `.` and `..` become `%2E` and `%2E%2E`. A missing or empty value is a
 /// ``RequestError`` (``RequestError/Kind/missingValue``), thrown before anything is sent.
@@ -120,8 +122,9 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, Expressi
         return out
     }
 
-    /// Builds the URL from already-known variable values (each escaped as one segment).
-    public func url(baseURL: URL?, values: [JSONKeyPath: String]) throws(RequestError) -> URL {
+    /// Builds the URL from already-known variable values (each escaped as one segment; those of
+    /// `paths` as `/`-separated segments, each escaped, none empty, `.` or `..`).
+    public func url(baseURL: URL?, values: [JSONKeyPath: String], paths: Set<JSONKeyPath> = []) throws(RequestError) -> URL {
         var text = ""
         for part in parts {
             switch part {
@@ -130,10 +133,22 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, Expressi
                 guard let value = values[path], !value.isEmpty else {
                     throw RequestError(.missingValue, member: path.description, "the URL template '\(template)' needs a value for ':\(path)'")
                 }
-                text += Self.escapeSegment(value)
+                text += paths.contains(path) ? try Self.escapePath(value, variable: path, template: template) : Self.escapeSegment(value)
             }
         }
         return try Self.resolve(text, baseURL: baseURL, template: template)
+    }
+
+    /// Percent-escapes `value` as `/`-separated path segments (GitHub's `octocat/Hello-World`),
+    /// each as ``escapeSegment(_:)`` escapes one; an empty, `.` or `..` segment is refused, so the
+    /// value cannot climb out of the template's path.
+    static func escapePath(_ value: String, variable: JSONKeyPath, template: String) throws(RequestError) -> String {
+        let segments = value.split(separator: "/", omittingEmptySubsequences: false)
+        for segment in segments where segment.isEmpty || segment == "." || segment == ".." {
+            throw RequestError(.missingValue, member: variable.description,
+                               "the value of ':\(variable)' in '\(template)' has an empty, '.' or '..' path segment: '\(value)'; nothing was sent")
+        }
+        return segments.map { escapeSegment(String($0)) }.joined(separator: "/")
     }
 
     static func resolve(_ path: String, baseURL: URL?, template: String) throws(RequestError) -> URL {
@@ -182,12 +197,15 @@ struct TemplateEvaluator {
     let naming: any NamingStrategy
     let dateDecoding: DateDecoding
     let transformers: [String: any AttributeTransformer]
+    /// Per entity: the attributes whose values are paths of several segments.
+    var pathAttributes: [String: Set<String>] = [:]
 
     init(client: Client) {
         mapping = client.mapping
         naming = client.naming
         dateDecoding = client.dateDecoding
         transformers = client.transformers
+        pathAttributes = client.remote.pathAttributes
     }
 
     enum Step {
@@ -252,17 +270,22 @@ struct TemplateEvaluator {
     /// The URL of `template` for `subject`, reading related objects from `reader`.
     func url(_ template: URLTemplate, for subject: TemplateSubject?, baseURL: URL?, reader: any StoreReader) throws -> URL {
         var values: [JSONKeyPath: String] = [:]
+        var paths: Set<JSONKeyPath> = []
         for variable in template.variables {
             guard let subject else {
                 throw RequestError(.missingValue, member: variable.description,
                     "the URL template '\(template)' needs ':\(variable)', but no object was given")
             }
-            values[variable] = try value(of: variable, in: subject, template: template, reader: reader)
+            let (text, isPath) = try value(of: variable, in: subject, template: template, reader: reader)
+            values[variable] = text
+            if isPath { paths.insert(variable) }
         }
-        return try template.url(baseURL: baseURL, values: values)
+        return try template.url(baseURL: baseURL, values: values, paths: paths)
     }
 
-    private func value(of variable: JSONKeyPath, in subject: TemplateSubject, template: URLTemplate, reader: any StoreReader) throws -> String {
+    /// The text of a variable, and whether it is a path of several segments (an attribute
+    /// declared with ``Client/Builder/pathAttribute(_:of:)``).
+    private func value(of variable: JSONKeyPath, in subject: TemplateSubject, template: URLTemplate, reader: any StoreReader) throws -> (String, Bool) {
         let steps = try steps(for: variable, from: subject.entity, template: template)
         var values = subject.values
         var id = subject.id
@@ -290,7 +313,7 @@ struct TemplateEvaluator {
                 guard let value = values[attribute.name] else { throw missing("\(entity).\(attribute.name) is not set") }
                 let text = string(value, attribute.attribute)
                 if text.isEmpty { throw missing("\(entity).\(attribute.name) is empty") }
-                return text
+                return (text, pathAttributes[entity]?.contains(attribute.name) == true)
             case .relationship(let relationship):
                 guard let object = try follow(relationship) else { throw missing("\(entity).\(relationship.name) links no object") }
                 values = object.values
@@ -302,7 +325,7 @@ struct TemplateEvaluator {
                 guard let destination = mapping[object.entity], destination.identity.count == 1,
                     let value = object.values[destination.identity[0].name]
                 else { throw missing("\(entity).\(relationship.name) links an object without an identity") }
-                return string(value, destination.identity[0].attribute)
+                return (string(value, destination.identity[0].attribute), false)
             }
         }
         throw missing("the variable is empty")
