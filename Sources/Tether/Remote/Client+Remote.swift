@@ -90,7 +90,45 @@ extension Client {
     /// template are read from `source`. Returns the stored object.
     public func fetchObject(_ entity: String, from template: URLTemplate, for source: ObjectID? = nil) async throws -> Object {
         try checkEntity(entity)
-        let url = try await self.url(template, for: source)
+        return try await fetchObject(entity, url: try await self.url(template, for: source))
+    }
+
+    /// GETs one object from a template filled with plain values (a login typed by the user, an
+    /// id from a deep link), escaped as templates escape object values, without a placeholder
+    /// object: `fetchObject("User", at: "/users/:login", values: ["login": .string(login)])`.
+    /// `x/../../admin` stays one segment (`x%2F..%2F..%2Fadmin`).
+    public func fetchObject(_ entity: String, at template: URLTemplate, values: [String: Value]) async throws -> Object {
+        try checkEntity(entity)
+        return try await fetchObject(entity, url: try url(template, values: values))
+    }
+
+    /// The URL of `template` with plain values for its variables (by variable name), each
+    /// escaped as one path segment.
+    public func url(_ template: URLTemplate, values: [String: Value]) throws -> URL {
+        var texts: [JSONKeyPath: String] = [:]
+        for variable in template.variables {
+            guard let value = values[variable.description] else {
+                throw RequestError(.missingValue, member: variable.description,
+                                   "the URL template '\(template)' needs a value for ':\(variable)'; nothing was sent")
+            }
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .int(let i): text = String(i)
+            case .double(let d): text = String(d)
+            case .decimal(let d): text = "\(d)"
+            case .bool(let b): text = b ? "true" : "false"
+            case .date(let d): text = ISO8601.format(d, fractionalSeconds: false)
+            case .data(let d): text = d.base64EncodedString()
+            case .uuid(let u): text = u.uuidString
+            case .url(let u): text = u.absoluteString
+            }
+            texts[variable] = text
+        }
+        return try template.url(baseURL: baseURL, values: texts)
+    }
+
+    private func fetchObject(_ entity: String, url: URL) async throws -> Object {
         let response = try await send(.get, url, entity: entity)
         guard let body = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
@@ -124,7 +162,20 @@ extension Client {
     ) async throws -> FetchResult {
         defer { (options ?? importOptions).progress?.finish() }
         try checkEntity(entity)
-        let url = try await self.url(template, for: source)
+        return try await fetchObjects(entity, url: try await self.url(template, for: source), options: options)
+    }
+
+    /// GETs a list (every page) from a template filled with plain values, escaped as templates
+    /// escape object values: `fetchObjects("Repository", at: "/users/:login/repos", values: ["login": .string(login)])`.
+    public func fetchObjects(
+        _ entity: String, at template: URLTemplate, values: [String: Value], options: ImportOptions? = nil
+    ) async throws -> FetchResult {
+        defer { (options ?? importOptions).progress?.finish() }
+        try checkEntity(entity)
+        return try await fetchObjects(entity, url: try url(template, values: values), options: options)
+    }
+
+    private func fetchObjects(_ entity: String, url: URL, options: ImportOptions?) async throws -> FetchResult {
         let (items, pages) = try await fetchPages(url, entity: entity, progress: (options ?? importOptions).progress)
         let importer = try Importer(client: self, options: options ?? importOptions)
         return try await store.write { writer in
