@@ -99,6 +99,7 @@ public final class URLSessionTransport: Transport {
         let kind: TransportError.Kind
         switch error.code {
         case .cannotConnectToHost: kind = .connectionRefused
+        case .networkConnectionLost: kind = .connectionLost
         case .timedOut: kind = .timeout
         case .cancelled: kind = .cancelled
         default: kind = .other

@@ -304,8 +304,10 @@ import TetherURLSession
     /// A client of `server` whose requests go to `/<mode>/…` with a bearer token, over a store
     /// that already holds one user.
     static func client(_ server: LocalServer, _ mode: String, timeout: TimeInterval) async throws -> Client {
+        // One fault, one request: retries are covered by RetryTests.
         let client = try makeBuilder(transport: URLSessionTransport(timeout: timeout), baseURL: server.base(mode))
             .requestHook(AuthorizationHook(credential: token))
+            .retries(.none)
             .build()
         _ = try await client.import(Data(#"[{"id": 9, "login": "seeded"}]"#.utf8), as: "User")
         return client

@@ -30,8 +30,26 @@ extension Client {
     /// Sends a request through the client's pipeline: `Accept: application/json` (and a JSON
     /// `Content-Type` when there is a body) unless the request sets its own, then the request hooks,
     /// then the entity's transport. A non-2xx answer throws ``HTTPError``; a failed exchange
-    /// ``TransportError``.
+    /// ``TransportError``. Idempotent requests answered 429/502/503/504, or whose connection was
+    /// lost, are sent again as the builder's ``RetryPolicy`` says (twice by default).
     public func send(_ request: TransportRequest, entity: String? = nil) async throws -> TransportResponse {
+        var retry = 0
+        while true {
+            retry += 1
+            do {
+                return try await sendOnce(request, entity: entity)
+            } catch let error as HTTPError {
+                let answer = TransportResponse(status: error.status, headers: error.headers, body: Data())
+                guard let wait = remote.retries.delay(before: retry, method: request.method, response: answer, error: nil) else { throw error }
+                try await Task.sleep(for: wait)
+            } catch let error as TransportError {
+                guard let wait = remote.retries.delay(before: retry, method: request.method, response: nil, error: error) else { throw error }
+                try await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    private func sendOnce(_ request: TransportRequest, entity: String?) async throws -> TransportResponse {
         var request = request
         if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
         if request.body != nil, request.headers["Content-Type"] == nil {

@@ -20,6 +20,8 @@ public struct RemoteConfiguration: Sendable {
     public var saveMethod: HTTPMethod = .patch
     /// Per entity: a save method other than ``saveMethod``.
     public var saveMethods: [String: HTTPMethod] = [:]
+    /// When requests are sent again by themselves (``RetryPolicy/default``: twice, idempotent only).
+    public var retries: RetryPolicy = .default
     /// Per entity: attributes whose values are paths of several segments in URL templates.
     public var pathAttributes: [String: Set<String>] = [:]
     /// Where the objects are in responses (``ResponseShape/automatic`` by default).
@@ -142,6 +144,13 @@ extension Client.Builder {
     public func saveMethod(_ method: HTTPMethod, for entity: String? = nil) -> Self {
         var copy = self
         if let entity { copy.remote.saveMethods[entity] = method } else { copy.remote.saveMethod = method }
+        return copy
+    }
+
+    /// When the client sends a request again by itself (``RetryPolicy``; `.none` for never).
+    public func retries(_ policy: RetryPolicy) -> Self {
+        var copy = self
+        copy.remote.retries = policy
         return copy
     }
 

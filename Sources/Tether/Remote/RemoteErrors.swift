@@ -213,6 +213,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public let name: String
         public init(_ name: String) { self.name = name }
         public static let connectionRefused = Kind("connectionRefused")
+        /// The connection was lost or reset before the answer was complete.
+        public static let connectionLost = Kind("connectionLost")
         public static let timeout = Kind("timeout")
         public static let cancelled = Kind("cancelled")
         public static let other = Kind("other")

@@ -37,6 +37,7 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let patch = HTTPMethod(rawValue: "PATCH")
     public static let delete = HTTPMethod(rawValue: "DELETE")
     public static let head = HTTPMethod(rawValue: "HEAD")
+    public static let options = HTTPMethod(rawValue: "OPTIONS")
 
     public var description: String { rawValue }
 }
