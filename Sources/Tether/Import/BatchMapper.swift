@@ -341,7 +341,12 @@ struct BatchMapper<V: ImportValue> {
         // Attributes: missing keys leave values alone, null clears, wrong types are reported.
         let start = batch.slots[slot].start
         var given = batch.slots[slot].given
+        // An identity attribute takes its identity key's value below (an object of an entity with
+        // identity has its key here): its own value is not converted.
+        var identityPositions = PositionSet()
+        for position in plan.identityPositions { identityPositions.insert(position) }
         for position in plan.attributeFields.indices {
+            if identityPositions.contains(position) { continue }
             guard let json = value(of: plan.attributeFields[position], base)
                 ?? fallback(plan.attributeFallbacks[position], base) else { continue }
             if json.isNull {
@@ -354,8 +359,6 @@ struct BatchMapper<V: ImportValue> {
                 batch.values[start + position] = value
                 given.insert(position)
             case .failure(let rejection):
-                // An identity attribute takes its identity key's value below.
-                if identity != nil, plan.identityPositions.contains(position) { continue }
                 let attribute = entity.attributes[position]
                 push(attribute.keyPath.components)
                 try report(plan, attribute.name, rejection.problem, .valueSkipped, rejection.message)
