@@ -32,7 +32,10 @@ public struct RemoteConfiguration: Sendable {
     public init() {}
 
     /// The response shape of `entity`'s resources.
-    public func responseShape(for entity: String) -> ResponseShape { responseShapes[entity] ?? responseShape }
+    public func responseShape(for entity: String) -> ResponseShape {
+        if let shape = responseShapes[entity] { return shape }
+        return responseShape
+    }
 
     /// Checks every template against the mapping; throws a ``ConfigurationError`` (`.invalidRoute`).
     func validate(schema: Schema, mapping: Mapping, naming: any NamingStrategy) throws(ConfigurationError) {
