@@ -20,7 +20,7 @@ import Testing
     @Test func itemsArriveInOrderThenTheProducersError() throws {
         var consumed: [Int] = []
         let error = #expect(throws: Failure.self) {
-            try readAhead(on: ProducerThreads(), produce: { emit in
+            try readAhead(produce: { emit in
                 for i in 0..<100 { try emit(i) }
                 throw Failure(at: 100)
             }, consume: { consumed.append($0) })
@@ -32,7 +32,7 @@ import Testing
     @Test func theProducerRunsAheadOnAnotherThread() throws {
         let produced = Atomic<Int>(0)
         var sawOverlap = false
-        try readAhead(on: ProducerThreads(), produce: { emit in
+        try readAhead(produce: { emit in
             for i in 0..<3 {
                 produced.add(1, ordering: .sequentiallyConsistent)
                 try emit(i)
@@ -55,7 +55,7 @@ import Testing
         let produced = Atomic<Int>(0)
         let finished = Atomic<Bool>(false)
         let error = #expect(throws: Failure.self) {
-            try readAhead(on: ProducerThreads(), produce: { emit in
+            try readAhead(produce: { emit in
                 defer { finished.store(true, ordering: .sequentiallyConsistent) }
                 for i in 0... {
                     produced.add(1, ordering: .sequentiallyConsistent)

@@ -30,8 +30,6 @@ public final class Client: Sendable {
     let importPlans: ImportPlans
     /// The refreshes of remote-backed observations, by source.
     let refreshes = RemoteRefreshes()
-    /// The threads that read and map imports ahead of the writer, kept between imports.
-    let producerThreads = ProducerThreads()
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema

@@ -24,8 +24,6 @@ struct Importer: Sendable {
     let identity: any IdentityStrategy
     let dateDecoding: DateDecoding
     let transformers: [String: any AttributeTransformer]
-    /// The client's threads for reading and mapping ahead of the writer.
-    let producerThreads: ProducerThreads
     let options: ImportOptions
     /// The first date format is ISO 8601: dates are read straight from the bytes.
     let iso8601Dates: Bool
@@ -40,7 +38,6 @@ struct Importer: Sendable {
         identity = client.identityStrategy
         dateDecoding = client.dateDecoding
         transformers = client.transformers
-        producerThreads = client.producerThreads
         self.options = options
         iso8601Dates = dateDecoding.formats.first?.isISO8601 == true
         (plans, planIndex, insertOrder) = (client.importPlans.plans, client.importPlans.index, client.importPlans.insertOrder)
@@ -130,7 +127,7 @@ struct Importer: Sendable {
         }
         // Handed over, not kept: the closure must not hold the first batch for the whole import.
         var pending: MappedBatch? = consume head
-        try readAhead(on: producerThreads, produce: { emit in
+        try readAhead(produce: { emit in
             if let batch = pending {
                 pending = nil
                 try emit(batch)
@@ -161,7 +158,7 @@ struct Importer: Sendable {
         var mapper = BatchMapper<TapeValue>(importer: self)
         let batchSize = options.batchSize
         let deletesMissing = options.deleteMissing != nil
-        try readAhead(on: producerThreads, produce: { emit in
+        try readAhead(produce: { emit in
             var sizes = BatchSizes(batchSize)
             var size = sizes.next()
             var tape = JSONTape()
