@@ -343,10 +343,8 @@ struct BatchMapper<V: ImportValue> {
         var given = batch.slots[slot].given
         // An identity attribute takes its identity key's value below (an object of an entity with
         // identity has its key here): its own value is not converted.
-        var identityPositions = PositionSet()
-        for position in plan.identityPositions { identityPositions.insert(position) }
         for position in plan.attributeFields.indices {
-            if identityPositions.contains(position) { continue }
+            if plan.identityPositionSet.contains(position) { continue }
             guard let json = value(of: plan.attributeFields[position], base)
                 ?? fallback(plan.attributeFallbacks[position], base) else { continue }
             if json.isNull {

@@ -22,6 +22,8 @@ final class EntityPlan: Sendable {
     /// object's identity values are those of its identity key, whatever the attribute's own
     /// conversion gave, so that no object is stored without (or with another) identity.
     let identityPositions: [Int]
+    /// ``identityPositions`` as a set, for the mapper's attribute loop (which skips them).
+    let identityPositionSet: PositionSet
     /// Positions of the to-one relationships with a mapped destination: linked with the row on insert.
     let toOne: [Int]
     /// The position of each relationship's inverse among the destination's mapped relationships
@@ -88,6 +90,9 @@ final class EntityPlan: Sendable {
         attributeNames = mapping.attributes.map(\.name)
         directKinds = mapping.attributes.map { DirectKind($0.type) }
         identityPositions = mapping.identity.map { identity in mapping.attributes.firstIndex { $0.name == identity.name }! }
+        var identityPositionSet = PositionSet()
+        for position in identityPositions { identityPositionSet.insert(position) }
+        self.identityPositionSet = identityPositionSet
         var firstKeys: [ImportKey] = []
         var firstIndex: [String: Int] = [:]
         func field(_ path: [ImportKey]) -> Field {
