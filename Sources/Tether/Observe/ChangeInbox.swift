@@ -22,28 +22,25 @@ final class ChangeInbox: Sendable {
 
     /// Adds a committed change.
     func post(_ changes: ChangeSet) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        update { state in
             if state.pending.changes == nil { state.pending.changes = changes } else { state.pending.changes!.formUnion(changes) }
-            defer { state.waiter = nil }
-            return state.waiter
         }
-        waiter?.resume()
     }
 
     /// Notes that what is observed changed (a new condition, sort, or a remote state).
     func postRequestChange() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.pending.requestChanged = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
+        update { $0.pending.requestChanged = true }
     }
 
     /// Ends the inbox: a waiting and every later ``take()`` returns nil.
     func finish() {
+        update { $0.finished = true }
+    }
+
+    /// Changes the state, then wakes the waiting ``take()``, if any (outside the lock).
+    private func update(_ body: (inout State) -> Void) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.finished = true
+            body(&state)
             defer { state.waiter = nil }
             return state.waiter
         }

@@ -122,12 +122,13 @@ public struct RelationshipObservation: AsyncSequence, Sendable {
                 let loaded = try await load()
                 if loaded == nil { ended = true }
                 let next = loaded ?? []
+                let sections = ResultsSnapshot.sections(of: next, key: nil)
                 let difference = ResultsDifference.between(
-                    old: current, ResultsSnapshot.sections(of: current, key: nil), new: next, ResultsSnapshot.sections(of: next, key: nil),
+                    old: current, ResultsSnapshot.sections(of: current, key: nil), new: next, sections,
                     touched: Set(members.map(\.id)), properties: observation.properties)
                 self.current = next
                 if difference.isEmpty && !ended { continue }
-                return ResultsSnapshot(objects: next, sections: ResultsSnapshot.sections(of: next, key: nil), difference: difference)
+                return ResultsSnapshot(objects: next, sections: sections, difference: difference)
             }
         }
     }

@@ -112,11 +112,6 @@ public final class QueryObservation: AsyncSequence, Sendable {
 
     var request: ObservedRequest { state.withLock { $0.request } }
 
-    /// Wakes every iterator (a remote source's state changed).
-    func notifyListeners() {
-        for inbox in state.withLock({ $0.listeners.values.compactMap(\.inbox) }) { inbox.postRequestChange() }
-    }
-
     private func listen(_ inbox: ChangeInbox) {
         state.withLock { state in
             state.listeners = state.listeners.filter { $0.value.inbox != nil }
@@ -176,6 +171,8 @@ public final class QueryObservation: AsyncSequence, Sendable {
                 let next: [Object]
                 var touched: Set<ObjectID>?
                 var replaced: Set<ObjectID> = []
+                /// The difference, when the merge computed it from the touched objects alone.
+                var merged: ResultsDifference?
                 if request.version != state.version {
                     next = try await observation.store.read { try engine.load($0) }
                 } else if let changes = pending.changes {
@@ -193,14 +190,9 @@ public final class QueryObservation: AsyncSequence, Sendable {
                             next = objects
                             touched = nil
                         case .merged(let merge) where request.sectionKey == nil:
+                            next = merge.objects
                             let added = merge.newOffsets.map { merge.objects[$0] }
-                            let difference = engine.difference(state.objects, merge, added: added, replaced: gone)
-                            let remoteChanged = remote != state.remote
-                            state = Current(objects: merge.objects, sections: ResultsSnapshot.sections(of: merge.objects, key: nil),
-                                            version: request.version, remote: remote)
-                            self.current = state
-                            if difference.isEmpty && !remoteChanged { continue }
-                            return ResultsSnapshot(objects: state.objects, sections: state.sections, difference: difference, remote: remote)
+                            merged = engine.difference(state.objects, merge, added: added, replaced: gone)
                         case .merged(let merge):
                             next = merge.objects
                             touched = ids
@@ -213,7 +205,7 @@ public final class QueryObservation: AsyncSequence, Sendable {
                     continue
                 }
                 let sections = ResultsSnapshot.sections(of: next, key: request.sectionKey)
-                let difference = ResultsDifference.between(
+                let difference = merged ?? ResultsDifference.between(
                     old: state.objects, state.sections, new: next, sections,
                     touched: touched, replaced: replaced, properties: engine.displayed)
                 let remoteChanged = remote != state.remote
