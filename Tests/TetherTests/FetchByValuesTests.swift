@@ -6,18 +6,7 @@ import TetherTesting
 /// Fetching by plain values (issue 20): a login held in a String, escaped as templates escape,
 /// without a placeholder object.
 @Suite struct FetchByValuesTests {
-    static let schema = try! Schema {
-        Entity("User") {
-            Attribute("id", .int64)
-            Attribute("login", .string)
-            Relationship.toMany("repositories", "Repository", inverse: "owner")
-        }
-        Entity("Repository") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Relationship.toOne("owner", "User", inverse: "repositories")
-        }
-    }
+    static let schema = usersAndRepositories
 
     @Test func aLoginInAStringIsOneEscapedSegment() async throws {
         let stub = StubTransport()

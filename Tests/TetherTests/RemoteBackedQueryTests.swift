@@ -7,18 +7,7 @@ import TetherTesting
 /// Refresh policies and shared requests of remote-backed observations (the server side is
 /// covered against DRF and Rails in TetherURLSessionTests).
 @Suite struct RemoteBackedQueryTests {
-    static let schema = try! Schema {
-        Entity("User") {
-            Attribute("id", .int64)
-            Attribute("login", .string)
-            Relationship.toMany("repositories", "Repository", inverse: "owner")
-        }
-        Entity("Repository") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Relationship.toOne("owner", "User", inverse: "repositories")
-        }
-    }
+    static let schema = usersAndRepositories
 
     /// A stub whose list answers after a pause, counting the requests.
     static func stub() -> (StubTransport, @Sendable () -> Int) {

@@ -84,3 +84,17 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Users and their repositories, by `id`: the smallest schema of the remote tests.
+let usersAndRepositories = try! Schema {
+    Entity("User") {
+        Attribute("id", .int64)
+        Attribute("login", .string)
+        Relationship.toMany("repositories", "Repository", inverse: "owner")
+    }
+    Entity("Repository") {
+        Attribute("id", .int64)
+        Attribute("name", .string)
+        Relationship.toOne("owner", "User", inverse: "repositories")
+    }
+}
