@@ -6,12 +6,22 @@ public struct FetchResult: Sendable {
     public var objects: [Object]
     public var importResult: ImportResult
     public var pages: Int
+    /// False when the list was cut by ``Pagination/maxPages`` while the server had more pages.
+    public var isComplete: Bool
 
-    public init(objects: [Object], importResult: ImportResult, pages: Int) {
+    public init(objects: [Object], importResult: ImportResult, pages: Int, isComplete: Bool = true) {
         self.objects = objects
         self.importResult = importResult
         self.pages = pages
+        self.isComplete = isComplete
     }
+}
+
+/// Every element of every page of a list, fetched before anything is imported.
+struct FetchedPages {
+    var items: [JSON] = []
+    var pages = 0
+    var isComplete = true
 }
 
 extension Client {
@@ -194,11 +204,13 @@ extension Client {
     }
 
     private func fetchObjects(_ entity: String, url: URL, options: ImportOptions?) async throws -> FetchResult {
-        let (items, pages) = try await fetchPages(url, entity: entity, progress: (options ?? importOptions).progress)
-        let importer = try Importer(client: self, options: options ?? importOptions)
+        let options = options ?? importOptions
+        let fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
+        let importer = try Importer(client: self, options: options)
         return try await store.write { writer in
-            let result = try importer.run([(entity, JSON.array(items))], in: writer)
-            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages)
+            let result = try importer.run([(entity, JSON.array(fetched.items))], in: writer)
+            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: fetched.pages,
+                               isComplete: fetched.isComplete)
         }
     }
 
@@ -215,18 +227,19 @@ extension Client {
         defer { (options ?? importOptions).progress?.finish() }
         let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
         let url = try await self.url(route, for: id)
-        let (items, pages) = try await fetchPages(url, entity: declared.destination, progress: (options ?? importOptions).progress)
         var options = options ?? importOptions
+        // The relationship is set to exactly the list: a list cut short would unlink the rest.
+        let fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let importer = try Importer(client: self, options: options)
         return try await store.write { writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let result = try importer.run([(declared.destination, JSON.array(items))], in: writer)
+            let result = try importer.run([(declared.destination, JSON.array(fetched.items))], in: writer)
             let targets = declared.isToMany ? Array(result.objects) : Array(result.objects.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
-            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages)
+            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: fetched.pages)
         }
     }
 
@@ -235,39 +248,60 @@ extension Client {
         mapping[entity]?.identity.map { [$0.keyPath] + $0.fallbackKeyPaths } ?? []
     }
 
-    /// Follows pages from `url`; returns every element.
-    func fetchPages(_ first: URL, entity: String, progress reporter: ProgressReporter? = nil) async throws -> (items: [JSON], pages: Int) {
-        var items: [JSON] = []
-        var pages = 0
+    /// Follows the pages of a list from `first`, as the entity's ``Pagination`` says; returns
+    /// every element. `deleting` says whether the caller deletes what the list lacks: a list cut
+    /// by the pagination's page cap is then an error, before anything is written.
+    func fetchPages(_ first: URL, entity: String, progress reporter: ProgressReporter? = nil, deleting: Bool = false) async throws -> FetchedPages {
+        var fetched = FetchedPages()
         var progress = ImportProgress(phase: .fetching)
         let shape = remote.responseShape(for: entity)
+        let pagination = remote.pagination(for: entity)
         let identity = identityKeyPaths(entity)
-        var next: URL? = first
+        let start = pagination.firstURL(first)
+        var next: URL? = start
         var visited = Set<String>()
         while let url = next {
             try Task.checkCancellation()
             guard visited.insert(url.absoluteString).inserted else { break }
-            guard pages < remote.maxPages else {
-                throw RequestError(.noRoute, entity: entity, "more than \(remote.maxPages) pages from \(first.absoluteString); raise the builder's maxPages")
+            if let cap = pagination.maxPages, fetched.pages >= cap {
+                fetched.isComplete = false
+                if deleting {
+                    throw RequestError(.incompleteList, entity: entity,
+                        "GET \(RemoteURL.redacted(start).absoluteString) has more than the \(cap) pages its pagination reads; "
+                            + "objects missing from a cut list cannot be deleted (raise the pagination's limit or leave deleteMissing off); nothing was imported")
+                }
+                break
             }
-            let response = try await send(.get, url, entity: entity)
-            pages += 1
+            guard fetched.pages < remote.maxPages else {
+                throw RequestError(.noRoute, entity: entity, "more than \(remote.maxPages) pages from \(RemoteURL.redacted(start).absoluteString); raise the builder's maxPages")
+            }
+            let response: TransportResponse
+            do {
+                response = try await send(.get, url, entity: entity)
+            } catch let error as HTTPError where error.status == 404 && pagination.endsOnNotFound(page: fetched.pages + 1) {
+                break
+            }
+            fetched.pages += 1
             if let reporter {
-                progress.pages = pages
+                progress.pages = fetched.pages
                 progress.bytes += response.body.count
                 reporter.report(progress)
             }
-            next = nil
-            if let body = try Self.jsonBody(of: response) {
-                let page = try shape.read(body, entity: entity, identity: identity, list: true,
-                                          what: "page \(pages) of GET \(RemoteURL.redacted(url).absoluteString)")
-                items.append(contentsOf: page.items)
-                if let link = page.next { next = URL(string: link, relativeTo: url)?.absoluteURL }
+            let what = "page \(fetched.pages) of GET \(RemoteURL.redacted(url).absoluteString)"
+            let body = try Self.jsonBody(of: response)
+            var count = 0
+            var shapeNext: String?
+            if let body {
+                let page = try shape.read(body, entity: entity, identity: identity, list: true, what: what)
+                fetched.items.append(contentsOf: page.items)
+                count = page.items.count
+                shapeNext = page.next
             }
-            if next == nil, let link = LinkHeader.url(rel: "next", in: response.headers, relativeTo: url) { next = link }
-            if let link = next { try checkPageLink(link, from: first, page: pages, entity: entity) }
+            next = try pagination.next(after: url, first: start, page: fetched.pages, count: count, body: body, shapeNext: shapeNext,
+                                       headers: response.headers, entity: entity, what: what)
+            if let link = next { try checkPageLink(link, from: start, page: fetched.pages, entity: entity) }
         }
-        return (items, pages)
+        return fetched
     }
 
     /// A next-page link is followed only on the scheme, host and port of the first request (or

@@ -29,7 +29,17 @@ public struct RemoteConfiguration: Sendable {
     /// Per entity: a response shape other than ``responseShape``.
     public var responseShapes: [String: ResponseShape] = [:]
 
+    /// How lists are paged (``Pagination/automatic`` by default).
+    public var pagination: Pagination = .automatic
+    /// Per entity: a pagination other than ``pagination``.
+    public var paginations: [String: Pagination] = [:]
+
     public init() {}
+
+    /// The pagination of `entity`'s lists.
+    public func pagination(for entity: String) -> Pagination {
+        paginations[entity] ?? pagination
+    }
 
     /// The response shape of `entity`'s resources.
     public func responseShape(for entity: String) -> ResponseShape {
@@ -60,6 +70,12 @@ public struct RemoteConfiguration: Sendable {
             let route = resources[entity]!
             try check(route.collection, entity)
             if let item = route.item { try check(item, entity) }
+        }
+        for entity in paginations.keys.sorted() where schema[entity] == nil {
+            throw ConfigurationError(.unknownEntity, entity: entity, "a pagination is set for unknown entity '\(entity)'")
+        }
+        for entity in responseShapes.keys.sorted() where schema[entity] == nil {
+            throw ConfigurationError(.unknownEntity, entity: entity, "a response shape is set for unknown entity '\(entity)'")
         }
         for entity in saveMethods.keys.sorted() where schema[entity] == nil {
             throw ConfigurationError(.unknownEntity, entity: entity, "a save method is set for unknown entity '\(entity)'")

@@ -258,6 +258,9 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A page links its next page to another scheme, host or port than the request's, which
         /// Tether does not follow (it would send the client's credentials there).
         public static let untrustedLink = Kind("untrustedLink")
+        /// A list was cut by its pagination's page cap where the whole list is needed (deleting
+        /// what it lacks, or setting a relationship to it).
+        public static let incompleteList = Kind("incompleteList")
         public var description: String { name }
     }
 
