@@ -302,6 +302,12 @@ struct Layout: Sendable {
     let unnamedIncoming: [String: [Int]]
     /// entity -> retired link sets that touch it: (storage, entity is side a, entity is side b)
     let retired: [String: [(Storage, Bool, Bool)]]
+    /// Whether the file has the table of remote records (a read-only file written by an older
+    /// Tether may lack it: it then has no records).
+    var hasRemoteRecords = true
+    /// The table of remote records, one row per object that has one.
+    static let remoteRecordsTable = "_tether_records"
+    static let createRemoteRecords = "CREATE TABLE IF NOT EXISTS \"_tether_records\" (\"entity\" TEXT NOT NULL, \"row\" INTEGER NOT NULL, \"record\" BLOB NOT NULL, PRIMARY KEY (\"entity\", \"row\")) WITHOUT ROWID"
 
     init(_ stored: StoredLayout, schema: Schema) {
         var entities: [String: EntityInfo] = [:]

@@ -142,8 +142,15 @@ public final class SQLiteStore: Store {
                     try connection.run("INSERT OR REPLACE INTO \(quote(StoredLayout.metadataTable)) (\"key\", \"value\") VALUES ('layout', ?)",
                                        [.text(json)], context: "saving the schema")
                 }
+                var layout = Layout(planner.layout, schema: schema)
+                if readOnly {
+                    layout.hasRemoteRecords = try !connection.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                                                    [.text(Layout.remoteRecordsTable)]) { _ in true }.isEmpty
+                } else {
+                    try connection.exec(Layout.createRemoteRecords, "creating the table of remote records")
+                }
                 try connection.exec("COMMIT", "committing the schema migration")
-                return Layout(planner.layout, schema: schema)
+                return layout
             } catch {
                 if connection.inTransaction { try? connection.exec("ROLLBACK", "rolling back") }
                 throw error

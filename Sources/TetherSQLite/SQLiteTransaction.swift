@@ -688,7 +688,32 @@ public final class SQLiteTransaction: StoreWriter {
             if isB { try clear(storage, row: id.rowID, sideA: false) }
         }
         try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
+        if layout.hasRemoteRecords {
+            try connection.run("DELETE FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?", [.text(id.entity), .int(id.rowID)],
+                               context: "deleting the remote record of \(id)")
+        }
         changes.recordDeletion(of: id)
+    }
+
+    public func remoteRecord(of id: ObjectID) throws -> Data? {
+        let info = try info(id.entity)
+        guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        guard layout.hasRemoteRecords else { return nil }
+        return try connection.query("SELECT \"record\" FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?",
+                                    [.text(id.entity), .int(id.rowID)], context: "reading the remote record of \(id)") { $0.blob(0) }.first
+    }
+
+    public func setRemoteRecord(_ record: Data?, of id: ObjectID) throws {
+        try checkOpen(writing: true)
+        let info = try info(id.entity)
+        guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        if let record {
+            try connection.run("INSERT OR REPLACE INTO \"_tether_records\" (\"entity\", \"row\", \"record\") VALUES (?, ?, ?)",
+                               [.text(id.entity), .int(id.rowID), .blob(record)], context: "writing the remote record of \(id)")
+        } else {
+            try connection.run("DELETE FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?", [.text(id.entity), .int(id.rowID)],
+                               context: "deleting the remote record of \(id)")
+        }
     }
 
     /// Removes every link of `row` on one side of a link set.

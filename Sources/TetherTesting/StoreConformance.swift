@@ -46,6 +46,7 @@ public struct StoreConformance: Sendable {
         case findByIdentity
         case compareByIdentity
         case observedResults
+        case remoteRecords
 
         public var description: String { rawValue }
     }
@@ -105,6 +106,7 @@ public struct StoreConformance: Sendable {
         case .findByIdentity: try await checks.findByIdentity()
         case .compareByIdentity: try await checks.compareByIdentity()
         case .observedResults: try await checks.observedResults()
+        case .remoteRecords: try await checks.remoteRecords()
         }
     }
 

@@ -672,6 +672,53 @@ extension Checks {
     /// before into it; a write of an attribute the observer does not read yields nothing. This
     /// needs the store's change sets (``Store/changes()``) to list every object a transaction
     /// touched, and its query order to be ``Query/apply(to:)``'s.
+    /// The opaque record Tether keeps beside an object (ETag, confirmed values): stored and read
+    /// back per object, rolled back with its transaction, removed with its object (and never
+    /// inherited by an object inserted later). A store that keeps none says so with `.unsupported`
+    /// from both methods.
+    func remoteRecords() async throws {
+        try prepared()
+        let first = try await insert("Author", ["id": .int(1)])
+        do {
+            _ = try await store.read { try $0.remoteRecord(of: first) }
+        } catch let error as StoreError where error.kind == .unsupported {
+            do {
+                try await store.write { try $0.setRemoteRecord(Data([1]), of: first) }
+                throw ConformanceFailure(check: check, "remoteRecord(of:) is unsupported but setRemoteRecord(_:of:) is not")
+            } catch let error as StoreError where error.kind == .unsupported {
+                return
+            }
+        }
+        let second = try await insert("Author", ["id": .int(2)])
+        try expectEqual(try await store.read { try $0.remoteRecord(of: first) }, nil, "the record of an object that has none")
+        let bytes = Data((0..<300).map { UInt8($0 % 256) })
+        try await store.write { try $0.setRemoteRecord(bytes, of: first) }
+        try expectEqual(try await store.read { try $0.remoteRecord(of: first) }, Optional(bytes), "a record read back")
+        try expectEqual(try await store.read { try $0.remoteRecord(of: second) }, nil, "another object's record")
+        do {
+            try await store.write { writer in
+                try writer.setRemoteRecord(Data([9]), of: first)
+                try writer.setRemoteRecord(Data([8]), of: second)
+                throw Abort()
+            }
+        } catch is Abort {}
+        try expectEqual(try await store.read { try $0.remoteRecord(of: first) }, Optional(bytes), "a record after a rolled-back write")
+        try expectEqual(try await store.read { try $0.remoteRecord(of: second) }, nil, "no record after a rolled-back write")
+        try await store.write { try $0.setRemoteRecord(Data([7]), of: second) }
+        try await store.write { try $0.setRemoteRecord(nil, of: second) }
+        try expectEqual(try await store.read { try $0.remoteRecord(of: second) }, nil, "a removed record")
+
+        // Deleted with its object, and not inherited by the next object (a store may reuse row ids).
+        try await store.write { try $0.delete(first) }
+        try await store.write { try $0.delete(second) }
+        do {
+            try await store.write { try $0.setRemoteRecord(Data([1]), of: first) }
+            throw ConformanceFailure(check: check, "setting the record of a deleted object did not throw")
+        } catch let error as StoreError where error.kind == .objectNotFound {}
+        let third = try await insert("Author", ["id": .int(3)])
+        try expectEqual(try await store.read { try $0.remoteRecord(of: third) }, nil, "the record of an object inserted after a deletion")
+    }
+
     func observedResults() async throws {
         struct Unused: AttributeTransformer {
             func value(from json: JSON) throws -> Value { .string("\(json)") }

@@ -6,10 +6,12 @@ public import Tether
 
 /// A ``Transport`` over `URLSession` (FoundationNetworking on Linux).
 ///
-/// Redirects, gzip/deflate decoding and connection reuse are `URLSession`'s; a redirect to another
-/// scheme, host or port drops the request's credentials (`Authorization`, cookies, API-key
-/// headers: ``Redaction/isSecretHeader(_:)``) on the way, so that they go only to the server that
-/// was asked (for a session of your own, give it a ``RedirectGuard`` as its delegate). Failures to
+/// Gzip/deflate decoding and connection reuse are `URLSession`'s. Redirects are followed by the
+/// transport itself, the same on Linux as on Apple platforms (``redirect(_:_:original:)``): 307
+/// and 308 repeat the method and the body, and a redirect to another scheme, host or port drops
+/// the request's credentials (`Authorization`, cookies, API-key headers:
+/// ``Redaction/isSecretHeader(_:)``), so that they go only to the server that was asked (for a
+/// session of your own, give it a ``RedirectGuard`` as its delegate). Failures to
 /// exchange become a ``TransportError``: `.connectionRefused`, `.timeout`, `.cancelled` or
 /// `.other`; an HTTP error status is returned as a normal response (the client turns it into an
 /// ``HTTPError``).
@@ -44,7 +46,53 @@ public final class URLSessionTransport: Transport {
 
     deinit { session.finishTasksAndInvalidate() }
 
+    /// The most redirects one request follows.
+    public static let maxRedirects = 10
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var current = request
+        var hops = 0
+        while true {
+            let response = try await exchange(current, original: request)
+            guard let next = Self.redirect(current, response, original: request) else { return response }
+            hops += 1
+            guard hops <= Self.maxRedirects else {
+                throw TransportError(.other, method: request.method, url: request.url,
+                                     "more than \(Self.maxRedirects) redirects (the last to \(Redaction.url(next.url).absoluteString))")
+            }
+            current = next
+        }
+    }
+
+    /// The request a redirect answer asks for, or nil when `response` is not one to follow.
+    ///
+    /// 307 and 308 repeat the method and the body (as RFC 9110 says; FoundationNetworking on Linux
+    /// would send the body-less request it builds itself); 303 becomes a GET without body; 301 and
+    /// 302 turn a POST into a GET, as browsers and URLSession do, and repeat other methods. The
+    /// credentials (``Redaction/isSecretHeader(_:)``) are dropped when the target is another scheme,
+    /// host or port than the original request's.
+    public static func redirect(_ request: TransportRequest, _ response: TransportResponse, original: TransportRequest) -> TransportRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"],
+              let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+              target.scheme == "http" || target.scheme == "https"
+        else { return nil }
+        var next = request
+        next.url = target
+        let keepsBody = response.status == 307 || response.status == 308
+            || ((response.status == 301 || response.status == 302) && request.method != .post)
+        if !keepsBody {
+            if request.method != .head { next.method = .get }
+            next.body = nil
+            next.headers["Content-Type"] = nil
+        }
+        if !Redaction.sameOrigin(original.url, target) {
+            for field in next.headers where Redaction.isSecretHeader(field.name) { next.headers[field.name] = nil }
+        }
+        return next
+    }
+
+    /// One exchange, redirects not followed (the session's delegate is a ``RedirectGuard``).
+    private func exchange(_ request: TransportRequest, original: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
@@ -55,14 +103,14 @@ public final class URLSessionTransport: Transport {
         do {
             (data, response) = try await session.data(for: urlRequest)
         } catch let error as URLError {
-            throw Self.map(error, request)
+            throw Self.map(error, original)
         } catch is CancellationError {
-            throw TransportError(.cancelled, method: request.method, url: request.url, "the request was cancelled")
+            throw TransportError(.cancelled, method: original.method, url: original.url, "the request was cancelled")
         } catch {
-            throw TransportError(.other, method: request.method, url: request.url, "\(error)")
+            throw TransportError(.other, method: original.method, url: original.url, "\(error)")
         }
         guard let http = response as? HTTPURLResponse else {
-            throw TransportError(.other, method: request.method, url: request.url, "the response is not HTTP")
+            throw TransportError(.other, method: original.method, url: original.url, "the response is not HTTP")
         }
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
@@ -71,8 +119,10 @@ public final class URLSessionTransport: Transport {
         return TransportResponse(status: http.statusCode, headers: headers, body: data)
     }
 
-    /// A session delegate that lets `URLSession` follow redirects, without the request's
-    /// credentials when the redirect leads to another scheme, host or port than the request's.
+    /// A session delegate that stops `URLSession` from following redirects by itself, so that
+    /// ``URLSessionTransport`` follows them the same way on every platform: the method and body
+    /// kept across 307 and 308, and no credentials to another scheme, host or port. Give it to a
+    /// session of your own (``init(session:timeout:)``).
     public final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
         public override init() {}
 
@@ -80,17 +130,7 @@ public final class URLSessionTransport: Transport {
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
         ) {
-            completionHandler(Self.guarded(request, from: task.originalRequest?.url ?? response.url))
-        }
-
-        /// `request` without its secret headers when it leaves the origin of `original`.
-        public static func guarded(_ request: URLRequest, from original: URL?) -> URLRequest {
-            guard let original, let target = request.url, !Redaction.sameOrigin(original, target) else { return request }
-            var request = request
-            for name in (request.allHTTPHeaderFields ?? [:]).keys where Redaction.isSecretHeader(name) {
-                request.setValue(nil, forHTTPHeaderField: name)
-            }
-            return request
+            completionHandler(nil)
         }
     }
 

@@ -6,6 +6,7 @@ import CSQLite
 import Foundation
 import Testing
 import Tether
+import TetherTesting
 @testable import TetherSQLite
 
 @Suite struct SQLiteStoreTests {
@@ -103,7 +104,7 @@ import Tether
             #""index" "_tether_fk_Post.author""#, #""index" "_tether_identity_Author""#, #""index" "_tether_identity_Post""#,
             #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#,
             #""table" "Author""#, #""table" "Post""#, #""table" "Post.tags""#, #""table" "Tag""#,
-            #""table" "_TetherPendingReference""#, #""table" "_tether_schema""#,
+            #""table" "_TetherPendingReference""#, #""table" "_tether_records""#, #""table" "_tether_schema""#,
         ])
         let columns = try await store.readSQL { db in
             try db.rows(#"PRAGMA table_info("Post")"#).map { "\($0["name"]!) \($0["type"]!)" }
@@ -384,5 +385,44 @@ extension ISO8601DateFormatter {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter
+    }
+}
+
+/// What the server last confirmed survives a restart: a save after reopening the file sends only
+/// what changed before it was closed (issue 20).
+@Suite struct RemoteRecordFileTests {
+    static let schema = try! Schema {
+        Entity("Note") {
+            Attribute("id", .int64)
+            Attribute("title", .string)
+            Attribute("body", .string)
+        }
+    }
+
+    static func client(_ store: SQLiteStore, _ stub: StubTransport) throws -> Client {
+        try Client.Builder(schema: schema).store(store).transport(stub).baseURL(URL(string: "https://notes.test")!).resource("/notes", for: "Note").build()
+    }
+
+    @Test func pendingChangesAndETagsSurviveARestart() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        let stub = StubTransport()
+        stub.on(.get, "/notes/1", headers: ["ETag": "\"v1\""], json: ["id": 1, "title": "First", "body": "hello"])
+        stub.on(.patch, "/notes/1", headers: ["ETag": "\"v2\""], json: ["id": 1, "title": "Mine", "body": "hello"])
+        do {
+            let store = try SQLiteStore(path: path)
+            let client = try Self.client(store, stub)
+            let note = try await client.fetchObject("Note", at: "/notes/:id", values: ["id": .int(1)])
+            try await client.updateLocally(note.id, setting: ["title": .string("Mine")])
+            store.close()
+        }
+        let store = try SQLiteStore(path: path)
+        let client = try Self.client(store, stub)
+        let note = try #require(try await client.object("Note", identity: .int(1)))
+        _ = try await client.save(note.id)
+        let patch = try #require(stub.requests(.patch).first)
+        #expect(try JSON(parsing: try #require(patch.body)) == .object(["title": "Mine"]))
+        #expect(patch.headers["If-Match"] == "\"v1\"")
+        store.close()
     }
 }

@@ -93,11 +93,13 @@ import TetherTesting
         let cleared = try await client.updateLocally(users[0].id, setting: [:], clearing: ["name"])
         #expect(cleared["name"] == nil)
         let saved = try await client.save(users[0].id, options: ExportOptions(includeNulls: true))
+        // Only what changed: the cleared name as an explicit null.
         let body = try JSON(parsing: try #require(stub.requests(.patch).first?.body))
-        #expect(body["name"] == .null)
-        #expect(body["login"] == "octocat")
-        #expect(body["email"] == .null)
+        #expect(body == .object(["name": .null]))
         #expect(saved["updatedAt"] != nil)
+        // Nothing changed since: nothing is sent.
+        _ = try await client.save(users[0].id)
+        #expect(stub.requests(.patch).count == 1)
 
         #expect(try await client.refresh(users[0].id)["name"] == .string("Back"))
 
@@ -269,9 +271,13 @@ import TetherTesting
         let user = try #require(try await client.object("User", identity: .int(1)))
         let saved = try await client.save(user.id)
         #expect(saved["login"] == .string("renamed"))
+        // A PUT sends the whole object; a PATCH what changed.
+        #expect(try JSON(parsing: try #require(stub.requests(.put).first?.body)) == .object(["id": 1, "login": "octocat"]))
         let repository = try #require(try await client.object("Repository", identity: .int(5)))
+        try await client.updateLocally(repository.id, setting: ["name": .string("s")])
         _ = try await client.save(repository.id)
         #expect(stub.requests.map(\.method) == [.put, .patch])
+        #expect(try JSON(parsing: try #require(stub.requests(.patch).first?.body)) == .object(["name": "s"]))
         let everything = try makeBuilder(transport: stub).saveMethod(.put).build()
         #expect(everything.remote.saveMethod == .put)
         #expect(throws: ConfigurationError.self) { _ = try makeBuilder(transport: stub).saveMethod(.put, for: "Nope").build() }

@@ -174,6 +174,7 @@ extension Client {
             guard let id = result.objects.first, let object = try writer.object(id) else {
                 throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
             }
+            try Self.confirm(id, by: response, in: writer)
             return object
         }
     }
@@ -323,149 +324,6 @@ extension Client {
                 + "so that no credentials go elsewhere (allow another host of the same scheme with the builder's pageHosts(_:)); nothing was imported")
     }
 
-    // MARK: CRUD
-
-    /// GETs the object from its item URL and merges the answer into it.
-    @discardableResult
-    public func refresh(_ id: ObjectID) async throws -> Object {
-        let url = try await itemURL(of: id)
-        let response = try await send(.get, url, entity: id.entity)
-        guard let json = try Self.jsonBody(of: response) else {
-            throw RequestError(.emptyResponse, entity: id.entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
-        }
-        return try await merge(json, into: id)
-    }
-
-    /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
-    /// without identity) to its collection URL, then merges the answer (server-assigned id,
-    /// timestamps) into the **same** object: no duplicate is created. An answer without a body
-    /// (`204 No Content`, or a `201`/`202` with none) keeps the local object as it is.
-    @discardableResult
-    public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
-        let (url, body) = try await collectionRequest(for: id, options: options)
-        let response = try await send(.post, url, body: body, entity: id.entity)
-        guard let json = try Self.jsonBody(of: response) else {
-            guard let object = try await object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was created")
-            }
-            return object
-        }
-        return try await merge(json, into: id)
-    }
-
-    /// POSTs a new object built from values (and relationship targets, which URL templates can
-    /// follow) and imports the answer. Nothing is stored unless the server accepts it; an answer
-    /// without a body (`204 No Content`) stores the object as sent.
-    @discardableResult
-    public func create(
-        _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
-    ) async throws -> Object {
-        try checkEntity(entity)
-        let template = try resource(for: entity).collection
-        let evaluator = TemplateEvaluator(client: self)
-        let baseURL = self.baseURL
-        let (url, body) = try await store.read { [self] reader in
-            let subject = TemplateSubject(entity: entity, values: values, related: related)
-            let url = try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
-            let body = try exportJSON(entity: entity, values: values, id: nil, related: related, options: options, reader: reader)
-            return (url, body)
-        }
-        let response = try await send(.post, url, body: body, entity: entity)
-        guard let json = try Self.jsonBody(of: response) else {
-            // Accepted without an answer to import: the object is stored as it was sent.
-            return try await insertLocally(entity, values: values, related: related)
-        }
-        let importer = try Importer(client: self, options: importOptions.single)
-        return try await store.write { writer in
-            let result = try importer.run([(entity, Self.firstObject(json))], in: writer)
-            guard let id = result.objects.first else {
-                throw ImportError(path: .root, entity: entity, message: "the answer to POST \(url.absoluteString) holds no importable \(entity)")
-            }
-            for (name, targets) in related.sorted(by: { $0.key < $1.key }) {
-                let existing = try writer.objects(targets).map(\.id)
-                try writer.setRelated(name, of: id, to: existing)
-            }
-            guard let object = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: entity, "\(id) vanished after the import")
-            }
-            return object
-        }
-    }
-
-    /// Sends the object's JSON (``export(_:options:)``) to its item URL with the entity's save
-    /// method (`PATCH` unless the builder says `PUT`: ``Builder/saveMethod(_:for:)``) and merges
-    /// the answer; an answer without a body keeps the local object. Pass
-    /// `ExportOptions(includeNulls: true)` to clear on the server what is unset locally (a `PUT`
-    /// replaces the whole object on most servers, so send it every field).
-    @discardableResult
-    public func save(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
-        let url = try await itemURL(of: id)
-        let body = try await export(id, options: options)
-        let method = remote.saveMethods[id.entity] ?? remote.saveMethod
-        let response = try await send(method, url, body: body, entity: id.entity)
-        if let json = try Self.jsonBody(of: response) { return try await merge(json, into: id) }
-        guard let object = try await object(id) else {
-            throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was saved")
-        }
-        return object
-    }
-
-    /// DELETEs the object at its item URL. A 200, 202, 204, 404 or 410 answer deletes the local
-    /// object too, applying the schema's delete rules; any other error leaves it. Returns the
-    /// HTTP status.
-    @discardableResult
-    public func delete(_ id: ObjectID) async throws -> Int {
-        let url = try await itemURL(of: id)
-        let status: Int
-        do {
-            status = try await send(.delete, url, entity: id.entity).status
-        } catch let error as HTTPError where error.isNotFound {
-            status = error.status
-        }
-        let schema = self.schema
-        try await store.write { writer in
-            if try writer.object(id) != nil { try DeleteRules.delete(id, schema: schema, in: writer) }
-        }
-        return status
-    }
-
-    /// The remote operations of one relationship of one object, from the URL registered with
-    /// ``Builder/relationshipResource(_:for:of:)``:
-    /// ```swift
-    /// let repos = client.relationship("repositories", of: user.id)
-    /// try await repos.list()
-    /// try await repos.add(repo.id)
-    /// try await repos.remove(repo.id)
-    /// ```
-    public func relationship(_ name: String, of id: ObjectID) -> RelationshipResource {
-        RelationshipResource(client: self, relationship: name, source: id)
-    }
-
-    // MARK: Local changes
-
-    /// Inserts an object locally (with or without identity) and links it; nothing is sent.
-    @discardableResult
-    public func insertLocally(_ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:]) async throws -> Object {
-        try checkEntity(entity)
-        return try await store.write { writer in
-            let object = try writer.insert(entity, values: values)
-            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: object.id, to: targets) }
-            return object
-        }
-    }
-
-    /// Sets and clears attributes locally; nothing is sent (call ``save(_:options:)`` for that).
-    @discardableResult
-    public func updateLocally(_ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String> = []) async throws -> Object {
-        try await store.write { writer in
-            try writer.update(id, setting: values, clearing: cleared)
-            guard let object = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
-            }
-            return object
-        }
-    }
-
     // MARK: Helpers
 
     /// The identity of a stored object escaped as one path segment.
@@ -517,7 +375,8 @@ extension Client {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
             }
             let url = try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader)
-            let body = try exportJSON(entity: object.entity, values: object.values, id: id, related: [:], options: options, reader: reader)
+            let body = try exportJSON(entity: object.entity, values: object.values, id: id, related: [:], options: options, reader: reader,
+                                      omitting: remote.readOnly[id.entity] ?? [])
             return (url, body)
         }
     }
@@ -539,14 +398,6 @@ extension Client {
     }
 
     /// Merges an answer into `id`, giving it the answer's identity first so the import finds it.
-    func merge(_ json: JSON, into id: ObjectID) async throws -> Object {
-        let importer = try Importer(client: self, options: importOptions.single)
-        let identity = identityStrategy
-        return try await store.write { [mapping] writer in
-            try Self.merge(Self.firstObject(json), into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
-        }
-    }
-
     static func merge(
         _ json: JSON, into id: ObjectID, mapping: Mapping, identity: any IdentityStrategy, importer: Importer, writer: any StoreWriter
     ) throws -> Object {
@@ -618,7 +469,8 @@ public struct RelationshipResource: Sendable {
             guard let object = try reader.object(target) else {
                 throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
             }
-            return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader)
+            return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader,
+                                         omitting: client.remote.readOnly[target.entity] ?? [])
         }
         let response = try await client.send(.post, url, body: body, entity: declared.destination)
         let json = try Client.jsonBody(of: response)

@@ -20,12 +20,39 @@ public struct ExportOptions: Sendable, Hashable {
     public var relationships: Relationships
     /// Leave out the identity attributes (servers usually assign them).
     public var omitIdentity: Bool
+    /// What ``Client/save(_:options:)`` sends.
+    public var content: Content
 
-    public init(includeNulls: Bool = false, relationships: Relationships = .owned, omitIdentity: Bool = false) {
+    /// What a save sends.
+    public enum Content: Sendable, Hashable {
+        /// Only what changed since the server last confirmed the object, for a `PATCH`; the whole
+        /// object for a `PUT`. The default.
+        case automatic
+        /// Only what was changed with ``Client/updateLocally(_:setting:clearing:relating:)`` since
+        /// the server last confirmed the object (its answer to a fetch, refresh, create or save):
+        /// each changed attribute and relationship once, `null` for a cleared one; nothing when
+        /// nothing changed.
+        case changes
+        /// The whole object (every set attribute; with ``ExportOptions/includeNulls``, unset ones
+        /// as `null`), as a `PUT` replaces it.
+        case everything
+    }
+
+    public init(includeNulls: Bool = false, relationships: Relationships = .owned, omitIdentity: Bool = false, content: Content = .automatic) {
         self.includeNulls = includeNulls
         self.relationships = relationships
         self.omitIdentity = omitIdentity
+        self.content = content
     }
+}
+
+/// One property of an object as a request body holds it.
+struct BodyMember {
+    /// Where it goes in the body: the attribute's key path, or the relationship's foreign key.
+    var path: JSONKeyPath
+    /// Its JSON, or nil when unset (an attribute without value, a to-one relationship without target).
+    var json: JSON?
+    var isIdentity: Bool
 }
 
 enum JSONExport {
@@ -76,23 +103,41 @@ extension Client {
 
     func exportJSON(
         entity: String, values: [String: Value], id: ObjectID?, related: [String: [ObjectID]], options: ExportOptions,
-        reader: any StoreReader
+        reader: any StoreReader, omitting omitted: Set<String> = []
     ) throws -> JSON {
+        let members = try bodyMembers(entity: entity, values: values, id: id, related: related, options: options, reader: reader)
+        var body: [String: JSON] = [:]
+        for (property, member) in members.sorted(by: { $0.key < $1.key }) where !omitted.contains(property) {
+            if let json = member.json {
+                JSONExport.set(json, at: member.path, in: &body)
+            } else if options.includeNulls && !member.isIdentity {
+                JSONExport.set(.null, at: member.path, in: &body)
+            }
+        }
+        return .object(body)
+    }
+
+    /// The properties of an object a request body can hold, by attribute or relationship name
+    /// (only those of `only`, when given): each attribute at its key path, each relationship that
+    /// `options` writes as its foreign key, holding the related objects' identities.
+    func bodyMembers(
+        entity: String, values: [String: Value], id: ObjectID?, related: [String: [ObjectID]], options: ExportOptions,
+        reader: any StoreReader, only: Set<String>? = nil
+    ) throws -> [String: BodyMember] {
         guard let mapping = mapping[entity] else {
             throw RequestError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
         }
         let identityNames = Set(mapping.identity.map(\.name))
-        var members: [String: JSON] = [:]
-        for attribute in mapping.attributes {
-            if options.omitIdentity && identityNames.contains(attribute.name) { continue }
-            if let value = values[attribute.name] {
-                JSONExport.set(JSONExport.json(value, attribute.attribute, dateDecoding: dateDecoding, transformers: transformers),
-                               at: attribute.keyPath, in: &members)
-            } else if options.includeNulls && !identityNames.contains(attribute.name) {
-                JSONExport.set(.null, at: attribute.keyPath, in: &members)
+        var members: [String: BodyMember] = [:]
+        for attribute in mapping.attributes where only?.contains(attribute.name) ?? true {
+            let isIdentity = identityNames.contains(attribute.name)
+            if options.omitIdentity && isIdentity { continue }
+            let json = values[attribute.name].map {
+                JSONExport.json($0, attribute.attribute, dateDecoding: dateDecoding, transformers: transformers)
             }
+            members[attribute.name] = BodyMember(path: attribute.keyPath, json: json, isIdentity: isIdentity)
         }
-        for relationship in mapping.relationships {
+        for relationship in mapping.relationships where only?.contains(relationship.name) ?? true {
             let r = relationship.relationship
             switch options.relationships {
             case .none: continue
@@ -116,14 +161,9 @@ extension Client {
                 guard let value = try reader.object(target)?.values[identity.name] else { return nil }
                 return JSONExport.json(value, identity.attribute, dateDecoding: dateDecoding, transformers: transformers)
             }
-            if r.isToMany {
-                members[relationship.foreignKey] = .array(ids)
-            } else if let first = ids.first {
-                members[relationship.foreignKey] = first
-            } else if options.includeNulls {
-                members[relationship.foreignKey] = .null
-            }
+            let path = JSONKeyPath(components: [relationship.foreignKey])
+            members[r.name] = BodyMember(path: path, json: r.isToMany ? .array(ids) : ids.first, isIdentity: false)
         }
-        return .object(members)
+        return members
     }
 }

@@ -29,6 +29,8 @@ public struct RemoteConfiguration: Sendable {
     /// Per entity: a response shape other than ``responseShape``.
     public var responseShapes: [String: ResponseShape] = [:]
 
+    /// Per entity: the attributes and relationships the server sets and request bodies leave out.
+    public var readOnly: [String: Set<String>] = [:]
     /// How lists are paged (``Pagination/automatic`` by default).
     public var pagination: Pagination = .automatic
     /// Per entity: a pagination other than ``pagination``.
@@ -70,6 +72,15 @@ public struct RemoteConfiguration: Sendable {
             let route = resources[entity]!
             try check(route.collection, entity)
             if let item = route.item { try check(item, entity) }
+        }
+        for (entity, properties) in readOnly.sorted(by: { $0.key < $1.key }) {
+            guard let declared = schema[entity] else {
+                throw ConfigurationError(.unknownEntity, entity: entity, "read-only properties are set for unknown entity '\(entity)'")
+            }
+            for name in properties.sorted() where declared.attribute(named: name) == nil && declared.relationship(named: name) == nil {
+                throw ConfigurationError(.unknownProperty, entity: entity, member: name,
+                                         "readOnly([\"\(name)\"], of: \"\(entity)\") names no attribute or relationship of the schema")
+            }
         }
         for entity in paginations.keys.sorted() where schema[entity] == nil {
             throw ConfigurationError(.unknownEntity, entity: entity, "a pagination is set for unknown entity '\(entity)'")

@@ -261,6 +261,9 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A list was cut by its pagination's page cap where the whole list is needed (deleting
         /// what it lacks, or setting a relationship to it).
         public static let incompleteList = Kind("incompleteList")
+        /// The store or the configuration cannot do what was asked (a save of only the changes on
+        /// a store that keeps no remote records).
+        public static let unsupported = Kind("unsupported")
         public var description: String { name }
     }
 

@@ -88,6 +88,8 @@ extension InMemoryStore {
         var liveCount = 0
         /// Row ids by identity.
         var identityIndex = IdentityMap<Int64>()
+        /// The remote records of rows that have one (``StoreWriter/setRemoteRecord(_:of:)``).
+        var remoteRecords: [Int64: Data] = [:]
 
         init() {}
 
@@ -176,6 +178,7 @@ extension InMemoryStore {
         /// Clears a row that exists and leaves its row id unused.
         mutating func remove(_ rowID: Int64) {
             for position in 0..<width { set(rowID, position, nil) }
+            if !remoteRecords.isEmpty { remoteRecords[rowID] = nil }
             let r = Int(rowID - 1)
             chunks[r / Self.chunkRows].alive[r % Self.chunkRows] = false
             liveCount -= 1
@@ -203,6 +206,7 @@ extension InMemoryStore {
                     table.identityIndex[key] = new
                 }
             }
+            table.remoteRecords = remoteRecords
             return table
         }
     }
@@ -405,6 +409,18 @@ extension InMemoryStore {
         func object(_ id: ObjectID) throws -> Object? {
             let table = state.tables[try info(id.entity).table]
             return table.contains(id.rowID) ? Object(id: id, values: table.values(id.rowID)) : nil
+        }
+
+        func remoteRecord(of id: ObjectID) throws -> Data? {
+            let info = try info(id.entity)
+            guard state.tables[info.table].contains(id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+            return state.tables[info.table].remoteRecords[id.rowID]
+        }
+
+        func setRemoteRecord(_ record: Data?, of id: ObjectID) throws {
+            let info = try info(id.entity)
+            guard state.tables[info.table].contains(id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+            state.tables[info.table].remoteRecords[id.rowID] = record
         }
 
         /// The condition is evaluated on the rows' positional values; only the objects that match

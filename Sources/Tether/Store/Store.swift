@@ -63,6 +63,11 @@ public protocol StoreReader {
     /// ``find(_:identities:attributes:)`` and ``related(_:of:)``, which defines its effect (a store
     /// may also throw ``StoreError/Kind/unsupported`` for any to-many relationship).
     func compare(_ batch: LookupBatch) throws -> [StoredDifference?]
+    /// What Tether keeps about the server's copy of an object (its `ETag`, the values the server
+    /// last confirmed for what was changed locally since), as opaque bytes; nil when there is none.
+    /// The default implementation throws ``StoreError/Kind/unsupported``: such a store can still
+    /// import and save whole objects, but not send only what changed.
+    func remoteRecord(of id: ObjectID) throws -> Data?
 }
 
 /// Writing inside ``Store/write(_:)``.
@@ -88,10 +93,24 @@ public protocol StoreWriter: StoreReader {
     /// path). Has a default implementation over ``update(_:setting:clearing:)``, which defines its
     /// effect.
     func update(_ batch: UpdateBatch) throws
+    /// Replaces the remote record of an object (nil removes it). The record is the object's: it
+    /// persists with it, and ``delete(_:)`` removes it. The default implementation throws
+    /// ``StoreError/Kind/unsupported``.
+    func setRemoteRecord(_ record: Data?, of id: ObjectID) throws
+}
+
+extension StoreWriter {
+    public func setRemoteRecord(_ record: Data?, of id: ObjectID) throws {
+        throw StoreError(.unsupported, entity: id.entity, "this store keeps no remote records (setRemoteRecord(_:of:)) for \(id)")
+    }
 }
 
 extension StoreReader {
     public func ids(_ query: Query) throws -> [ObjectID] { try fetch(query).map(\.id) }
+
+    public func remoteRecord(of id: ObjectID) throws -> Data? {
+        throw StoreError(.unsupported, entity: id.entity, "this store keeps no remote records (remoteRecord(of:)), so Tether cannot tell what changed since the server last confirmed \(id)")
+    }
 
     /// The objects `id` is linked to through `relationship`.
     public func related(_ relationship: String, of id: ObjectID) throws -> [ObjectID] {

@@ -20,6 +20,7 @@ Notes (id, title, body, status, created_at; created_at and id are read-only):
   POST   /notes        201 with the note
   DELETE /notes/ID     204
   /quiet/notes...      the same, but POST/PATCH/PUT answer 204 with no body
+  /untagged/notes...   the same, without ETags (and If-Match is not checked)
   /strict/notes        POST and PATCH without a trailing slash answer 308 (307 for PATCH) to the
                        URL with one; the target refuses an empty body
 """
@@ -45,10 +46,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    untagged = False
+
     def answer(self, status, payload=None, headers=None):
         body = b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
         for name, value in (headers or {}).items():
+            if self.untagged and name == "ETag":
+                continue
             self.send_header(name, value)
         if payload is not None:
             self.send_header("Content-Type", "application/json")
@@ -102,8 +107,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, {"users": USERS[after:after + 10], "links": {"next": nxt}})
         quiet = path.startswith("/quiet/")
         strict = path.startswith("/strict/")
-        if quiet or strict:
-            path = path[len("/quiet" if quiet else "/strict"):]
+        self.untagged = path.startswith("/untagged/")
+        if quiet or strict or self.untagged:
+            path = path[path.index("/", 1):]
         if strict:
             if not parts.path.endswith("/"):
                 if method in ("POST", "PATCH"):
@@ -143,14 +149,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(404, {"detail": "no note %d" % nid})
         tag = '"v%d"' % versions[nid]
         if method == "GET":
-            if self.headers.get("If-None-Match") == tag:
+            if not self.untagged and self.headers.get("If-None-Match") == tag:
                 return self.answer(304, None, {"ETag": tag})
             return self.answer(200, notes[nid], {"ETag": tag})
         if method == "DELETE":
             del notes[nid]
             return self.answer(204)
         if method in ("PATCH", "PUT"):
-            match = self.headers.get("If-Match")
+            match = None if self.untagged else self.headers.get("If-Match")
             if match is not None and match != tag:
                 return self.answer(412, {"detail": "the note changed (now %s)" % tag}, {"ETag": tag})
             if not isinstance(body, dict):

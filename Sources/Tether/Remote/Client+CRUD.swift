@@ -1,0 +1,346 @@
+import Foundation
+
+extension Client {
+    // MARK: CRUD
+
+    /// GETs the object from its item URL and merges the answer into it: the server's copy
+    /// replaces the local one, local changes included.
+    ///
+    /// When the server gave the object an `ETag` (or `Last-Modified`) before, the request carries
+    /// `If-None-Match` (`If-Modified-Since`): a `304 Not Modified` imports nothing and returns
+    /// the stored object.
+    @discardableResult
+    public func refresh(_ id: ObjectID) async throws -> Object {
+        let url = try await itemURL(of: id)
+        var request = TransportRequest(method: .get, url: url)
+        let record = try await store.read { try RemoteRecord.read(id, in: $0) }
+        if let etag = record?.etag {
+            request.headers["If-None-Match"] = etag
+        } else if let lastModified = record?.lastModified {
+            request.headers["If-Modified-Since"] = lastModified
+        }
+        let response: TransportResponse
+        do {
+            response = try await send(request, entity: id.entity)
+        } catch let error as HTTPError where error.status == 304 && request.headers["If-None-Match"] ?? request.headers["If-Modified-Since"] != nil {
+            guard let object = try await object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while it was refreshed")
+            }
+            return object
+        }
+        guard let body = try Self.jsonBody(of: response) else {
+            throw RequestError(.emptyResponse, entity: id.entity, "GET \(RemoteURL.redacted(url).absoluteString) answered \(response.status) with an empty body")
+        }
+        let json = try oneObject(in: body, of: id.entity, what: "GET \(RemoteURL.redacted(url).absoluteString)")
+        return try await confirm(id, by: response, json: json, sent: nil)
+    }
+
+    /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
+    /// without identity) to its collection URL, then merges the answer (server-assigned id,
+    /// timestamps) into the **same** object: no duplicate is created. An answer without a body
+    /// (`204 No Content`, or a `201`/`202` with none) keeps the local object as it is.
+    /// Read-only properties (``Builder/readOnly(_:of:)``) are not sent.
+    @discardableResult
+    public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        let (url, body) = try await collectionRequest(for: id, options: options)
+        let response = try await send(.post, url, body: body, entity: id.entity)
+        let json = try Self.jsonBody(of: response)
+            .map { try oneObject(in: $0, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)") }
+        return try await confirm(id, by: response, json: json, sent: nil)
+    }
+
+    /// POSTs a new object built from values (and relationship targets, which URL templates can
+    /// follow) and imports the answer. Nothing is stored unless the server accepts it; an answer
+    /// without a body (`204 No Content`) stores the object as sent.
+    @discardableResult
+    public func create(
+        _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
+    ) async throws -> Object {
+        try checkEntity(entity)
+        let template = try resource(for: entity).collection
+        let evaluator = TemplateEvaluator(client: self)
+        let baseURL = self.baseURL
+        let omitted = remote.readOnly[entity] ?? []
+        let (url, body) = try await store.read { [self] reader in
+            let subject = TemplateSubject(entity: entity, values: values, related: related)
+            let url = try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
+            let body = try exportJSON(entity: entity, values: values, id: nil, related: related, options: options, reader: reader, omitting: omitted)
+            return (url, body)
+        }
+        let response = try await send(.post, url, body: body, entity: entity)
+        guard let answer = try Self.jsonBody(of: response) else {
+            // Accepted without an answer to import: the object is stored as it was sent.
+            let object = try await insertLocally(entity, values: values, related: related)
+            return try await confirm(object.id, by: response, json: nil, sent: nil)
+        }
+        let json = try oneObject(in: answer, of: entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
+        let importer = try Importer(client: self, options: importOptions.single)
+        return try await store.write { writer in
+            let result = try importer.run([(entity, json)], in: writer)
+            guard let id = result.objects.first else {
+                throw ImportError(path: .root, entity: entity, message: "the answer to POST \(url.absoluteString) holds no importable \(entity)")
+            }
+            for (name, targets) in related.sorted(by: { $0.key < $1.key }) {
+                let existing = try writer.objects(targets).map(\.id)
+                try writer.setRelated(name, of: id, to: existing)
+            }
+            try Self.confirm(id, by: response, in: writer)
+            guard let object = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: entity, "\(id) vanished after the import")
+            }
+            return object
+        }
+    }
+
+    /// Sends the object to its item URL with the entity's save method (`PATCH` unless the builder
+    /// says `PUT`: ``Builder/saveMethod(_:for:)``) and merges the answer; an answer without a
+    /// body keeps the local object.
+    ///
+    /// A `PATCH` sends only what changed since the server last confirmed the object: each
+    /// attribute or relationship changed with ``updateLocally(_:setting:clearing:relating:)``
+    /// whose value differs from the confirmed one, `null` for a cleared one, nothing read-only
+    /// (``Builder/readOnly(_:of:)``), and the identity only when it changed. So another client's
+    /// change to another field survives. With no change, nothing is sent and the stored object is
+    /// returned. A `PUT` sends the whole object (`ExportOptions(content:)` chooses otherwise).
+    /// Changes written directly through a ``StoreWriter`` are not tracked: send them with
+    /// `ExportOptions(content: .everything)`.
+    ///
+    /// When the server gave the object an `ETag`, the request carries `If-Match`; a `412` is a
+    /// ``ConflictError`` holding the server's copy and the local changes, and writes nothing.
+    @discardableResult
+    public func save(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        try await save(id, condition: nil, options: options)
+    }
+
+    /// Saves the object over the server's version named by `conflict` (a ``ConflictError`` of an
+    /// earlier save): the local changes win. The request carries `If-Match` with the server's
+    /// `ETag` from the conflict (none when the server gave none).
+    @discardableResult
+    public func save(_ id: ObjectID, overriding conflict: ConflictError, options: ExportOptions = ExportOptions()) async throws -> Object {
+        try await save(id, condition: .some(conflict.serverETag), options: options)
+    }
+
+    /// `condition`: nil for the record's ETag; otherwise the `If-Match` to send (nil: none).
+    private func save(_ id: ObjectID, condition: String??, options: ExportOptions) async throws -> Object {
+        let url = try await itemURL(of: id)
+        let method = remote.saveMethods[id.entity] ?? remote.saveMethod
+        let content: ExportOptions.Content = options.content == .automatic ? (method == .patch ? .changes : .everything) : options.content
+        let omitted = remote.readOnly[id.entity] ?? []
+        let (body, sent, record, object) = try await store.read { [self] reader in
+            guard let object = try reader.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            let record = try RemoteRecord.read(id, in: reader)
+            let members = try bodyMembers(entity: id.entity, values: object.values, id: id, related: [:], options: options, reader: reader)
+            var body: [String: JSON] = [:]
+            var sent: [String: JSON] = [:]
+            switch content {
+            case .changes, .automatic:
+                guard let record else {
+                    throw RequestError(.unsupported, entity: id.entity,
+                        "the store keeps no remote records, so the changes of \(id) since the server confirmed it are unknown; "
+                            + "save it whole with ExportOptions(content: .everything); nothing was sent")
+                }
+                for (property, confirmed) in record.confirmed.sorted(by: { $0.key < $1.key }) where !omitted.contains(property) {
+                    guard let member = members[property] else { continue }
+                    let now = member.json ?? .null
+                    guard now != confirmed else { continue }
+                    JSONExport.set(now, at: member.path, in: &body)
+                    sent[property] = now
+                }
+            case .everything:
+                for (property, member) in members.sorted(by: { $0.key < $1.key }) where !omitted.contains(property) {
+                    if let json = member.json {
+                        JSONExport.set(json, at: member.path, in: &body)
+                        sent[property] = json
+                    } else if options.includeNulls && !member.isIdentity {
+                        JSONExport.set(.null, at: member.path, in: &body)
+                        sent[property] = .null
+                    }
+                }
+            }
+            return (JSON.object(body), sent, record, object)
+        }
+        if content != .everything && sent.isEmpty { return object }
+
+        var request = TransportRequest(method: method, url: url, body: body.serialized())
+        switch condition {
+        case .none:
+            if let etag = record?.etag {
+                request.headers["If-Match"] = etag
+            } else if let lastModified = record?.lastModified {
+                request.headers["If-Unmodified-Since"] = lastModified
+            }
+        case .some(let etag?): request.headers["If-Match"] = etag
+        case .some(.none): break
+        }
+        let response: TransportResponse
+        do {
+            response = try await send(request, entity: id.entity)
+        } catch let error as HTTPError where error.status == 412 {
+            throw await conflict(id, request: request, refused: body)
+        }
+        let json = try Self.jsonBody(of: response)
+            .map { try oneObject(in: $0, of: id.entity, what: "the answer to \(method) \(RemoteURL.redacted(url).absoluteString)") }
+        return try await confirm(id, by: response, json: json, sent: sent)
+    }
+
+    /// The conflict of a save refused with 412, with the server's current copy.
+    private func conflict(_ id: ObjectID, request: TransportRequest, refused body: JSON) async -> ConflictError {
+        var server: JSON?
+        var etag: String?
+        var failure: String?
+        do {
+            let response = try await send(.get, request.url, entity: id.entity)
+            etag = response.headers["ETag"]
+            if let body = try Self.jsonBody(of: response) {
+                server = try oneObject(in: body, of: id.entity, what: "GET \(RemoteURL.redacted(request.url).absoluteString)")
+            }
+        } catch {
+            failure = "\(error)"
+        }
+        return ConflictError(id: id, method: request.method, url: request.url, status: 412, local: body, server: server,
+                             serverETag: etag, serverError: failure)
+    }
+
+    /// DELETEs the object at its item URL. A 200, 202, 204, 404 or 410 answer deletes the local
+    /// object too (and its remote record), applying the schema's delete rules; any other error
+    /// leaves it. Returns the HTTP status.
+    @discardableResult
+    public func delete(_ id: ObjectID) async throws -> Int {
+        let url = try await itemURL(of: id)
+        let status: Int
+        do {
+            status = try await send(.delete, url, entity: id.entity).status
+        } catch let error as HTTPError where error.isNotFound {
+            status = error.status
+        }
+        let schema = self.schema
+        try await store.write { writer in
+            if try writer.object(id) != nil { try DeleteRules.delete(id, schema: schema, in: writer) }
+        }
+        return status
+    }
+
+    /// The remote operations of one relationship of one object, from the URL registered with
+    /// ``Builder/relationshipResource(_:for:of:)``:
+    /// ```swift
+    /// let repos = client.relationship("repositories", of: user.id)
+    /// try await repos.list()
+    /// try await repos.add(repo.id)
+    /// try await repos.remove(repo.id)
+    /// ```
+    public func relationship(_ name: String, of id: ObjectID) -> RelationshipResource {
+        RelationshipResource(client: self, relationship: name, source: id)
+    }
+
+    // MARK: Local changes
+
+    /// Inserts an object locally (with or without identity) and links it; nothing is sent.
+    @discardableResult
+    public func insertLocally(_ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:]) async throws -> Object {
+        try checkEntity(entity)
+        return try await store.write { writer in
+            let object = try writer.insert(entity, values: values)
+            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: object.id, to: targets) }
+            return object
+        }
+    }
+
+    /// Sets and clears attributes, and replaces relationships, locally; nothing is sent (call
+    /// ``save(_:options:)`` for that). What the server last confirmed for each changed property
+    /// is kept beside the object (in the store, across restarts), so that a save sends only what
+    /// changed.
+    @discardableResult
+    public func updateLocally(
+        _ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String> = [], relating related: [String: [ObjectID]] = [:]
+    ) async throws -> Object {
+        try checkEntity(id.entity)
+        let changed = Set(values.keys).union(cleared).union(related.keys)
+        return try await store.write { [self] writer in
+            guard let before = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            let old = try RemoteRecord.read(id, in: writer)
+            var record = old
+            if record != nil {
+                let members = try bodyMembers(entity: id.entity, values: before.values, id: id, related: [:],
+                                              options: ExportOptions(relationships: .all), reader: writer, only: changed)
+                for property in changed where record!.confirmed[property] == nil {
+                    record!.confirmed[property] = members[property]?.json ?? .null
+                }
+            }
+            try writer.update(id, setting: values, clearing: cleared)
+            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
+            if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
+            guard let object = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            return object
+        }
+    }
+
+    // MARK: Confirmed by the server
+
+    /// The one object of `entity` in an answer, read by the entity's response shape.
+    func oneObject(in body: JSON, of entity: String, what: String) throws -> JSON {
+        let page = try remote.responseShape(for: entity).read(body, entity: entity, identity: identityKeyPaths(entity), list: false, what: what)
+        guard page.items.count == 1, let json = page.items.first else {
+            throw ImportError(path: .root, entity: entity, message: "\(what) holds \(page.items.count) \(entity) objects where one was expected")
+        }
+        return json
+    }
+
+    /// Merges the server's answer (`json`, nil when it had no body) into `id` and records what
+    /// the server now has: the answer's validators, and, for each property `sent` (nil: the
+    /// server's copy replaced the local one), no pending change unless it changed again locally
+    /// while the request was out.
+    func confirm(_ id: ObjectID, by response: TransportResponse, json: JSON?, sent: [String: JSON]?) async throws -> Object {
+        let importer = try Importer(client: self, options: importOptions.single)
+        let (mapping, identity) = (mapping, identityStrategy)
+        return try await store.write { [self] writer in
+            guard let object = try writer.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while the request was out")
+            }
+            if let old = try RemoteRecord.read(id, in: writer) {
+                var record = old
+                record.takeValidators(of: response)
+                if let sent {
+                    let members = try bodyMembers(entity: id.entity, values: object.values, id: id, related: [:],
+                                                  options: ExportOptions(relationships: .all), reader: writer, only: Set(sent.keys))
+                    for (property, value) in sent where record.confirmed[property] != nil {
+                        // Changed again while the request was out: still pending, over what the server has now.
+                        let now = members[property]?.json ?? .null
+                        if now == value { record.confirmed.removeValue(forKey: property) } else { record.confirmed[property] = value }
+                    }
+                } else {
+                    record.confirmed = [:]
+                }
+                try RemoteRecord.write(record, replacing: old, of: id, in: writer)
+            }
+            guard let json else { return object }
+            return try Self.merge(json, into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
+        }
+    }
+
+    /// Records that the server's copy of `id` (just imported from `response`) replaced the
+    /// local one: its validators, and no pending change.
+    static func confirm(_ id: ObjectID, by response: TransportResponse, in writer: any StoreWriter) throws {
+        guard let old = try RemoteRecord.read(id, in: writer) else { return }
+        var record = old
+        record.takeValidators(of: response)
+        record.confirmed = [:]
+        try RemoteRecord.write(record, replacing: old, of: id, in: writer)
+    }
+}
+
+extension Client.Builder {
+    /// Declares attributes (or relationships) of `entity` that the server sets and refuses in
+    /// request bodies (`created_at`, a server-assigned `id`): create and save never send them.
+    /// Checked against the schema by `build()`.
+    public func readOnly(_ properties: Set<String>, of entity: String) -> Self {
+        var copy = self
+        copy.remote.readOnly[entity, default: []].formUnion(properties)
+        return copy
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// What Tether keeps about the server's copy of one object, in the store beside the object
+/// (``StoreWriter/setRemoteRecord(_:of:)``), so that it survives restarts:
+/// - the validators of the last answer that carried the object (`ETag`, `Last-Modified`), sent
+///   back as `If-None-Match` by a refresh and as `If-Match` by a save;
+/// - for each attribute or relationship changed with
+///   ``Client/updateLocally(_:setting:clearing:relating:)`` since the server last confirmed the
+///   object, the JSON the server confirmed (`null`: unset). A save sends exactly the properties
+///   whose JSON differs from it now.
+struct RemoteRecord: Equatable {
+    var etag: String?
+    var lastModified: String?
+    var confirmed: [String: JSON] = [:]
+
+    init() {}
+
+    /// The record stored as `data` (nil: none).
+    init(_ data: Data?, of id: ObjectID) throws {
+        guard let data else { return }
+        do {
+            let json = try JSON(parsing: data)
+            etag = json["etag"]?.stringValue
+            lastModified = json["lastModified"]?.stringValue
+            confirmed = json["confirmed"]?.objectValue ?? [:]
+        } catch {
+            throw StoreError(.storage, entity: id.entity, "the remote record of \(id) is unreadable: \(error)")
+        }
+    }
+
+    var isEmpty: Bool { etag == nil && lastModified == nil && confirmed.isEmpty }
+
+    /// The bytes to store, or nil for an empty record (none is kept).
+    var data: Data? {
+        guard !isEmpty else { return nil }
+        var members: [String: JSON] = [:]
+        if let etag { members["etag"] = .string(etag) }
+        if let lastModified { members["lastModified"] = .string(lastModified) }
+        if !confirmed.isEmpty { members["confirmed"] = .object(confirmed) }
+        return JSON.object(members).serialized()
+    }
+
+    /// Takes the validators of an answer that carried the whole object (none: the old ones no
+    /// longer hold).
+    mutating func takeValidators(of response: TransportResponse) {
+        etag = response.headers["ETag"]
+        lastModified = response.headers["Last-Modified"]
+    }
+
+    /// The record of `id`; nil when the store keeps none (``StoreError/Kind/unsupported``).
+    static func read(_ id: ObjectID, in reader: any StoreReader) throws -> RemoteRecord? {
+        do {
+            return try RemoteRecord(reader.remoteRecord(of: id), of: id)
+        } catch let error as StoreError where error.kind == .unsupported {
+            return nil
+        }
+    }
+
+    /// Stores `record` for `id` when it differs from `old` (nil: the store keeps none).
+    static func write(_ record: RemoteRecord, replacing old: RemoteRecord?, of id: ObjectID, in writer: any StoreWriter) throws {
+        guard let old, old != record else { return }
+        try writer.setRemoteRecord(record.data, of: id)
+    }
+}
+
+/// A save refused with `412 Precondition Failed`: the object changed on the server since this
+/// client last read it (its `ETag` no longer matches). Nothing was written; the store still
+/// holds the local changes.
+///
+/// Choose:
+/// - keep the server's copy: ``Client/refresh(_:)`` (the local changes are dropped);
+/// - keep yours: ``Client/save(_:overriding:options:)`` sends them again over the server's version.
+public struct ConflictError: Error, Sendable, CustomStringConvertible {
+    public let id: ObjectID
+    public let method: HTTPMethod
+    public let url: URL
+    /// 412.
+    public let status: Int
+    /// The body that was refused: the local changes.
+    public let local: JSON
+    /// The server's current copy of the object (a GET of its URL after the refusal), or nil
+    /// when it could not be read (``serverError`` says why).
+    public let server: JSON?
+    /// The server's current `ETag`, when it gave one.
+    public let serverETag: String?
+    /// Why the server's copy could not be read.
+    public let serverError: String?
+
+    public var description: String {
+        "\(method) \(RemoteURL.redacted(url).absoluteString) answered \(status): \(id) changed on the server since it was read; "
+            + "nothing was written (keep the server's copy with refresh(_:), or yours with save(_:overriding:))"
+            + (serverError.map { "; the server's copy could not be read: \($0)" } ?? "")
+    }
+}
