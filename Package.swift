@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "SQLiteCrashHelper"]),
         // The child process the SQLite durability tests kill (not a product).
         .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite"], path: "Tests/SQLiteCrashHelper"),
-        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting"], exclude: ["Fixtures"]),
+        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting", "TetherRails"], exclude: ["Fixtures"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherRails", "TetherTesting"]),

@@ -60,6 +60,7 @@ struct DRFServerTests {
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.drf) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.drf) }
     @Test func remoteBackedQuery() async throws { try await ServerScenarios.remoteBackedQuery(.drf) }
+    @Test func anotherClientsChangeSurvivesASave() async throws { try await ServerScenarios.anotherClientsChangeSurvivesASave(.drf) }
 
     @Test func anUnroutedPathAnswersHTMLNotJSON() async throws {
         guard let client = try Server.drf.client() else { return }
@@ -79,6 +80,7 @@ struct RailsServerTests {
     @Test func nestedObjectsAndForeignKeys() async throws { try await ServerScenarios.nestedObjectsAndForeignKeys(.rails) }
     @Test func validationAndMissingObjects() async throws { try await ServerScenarios.validationAndMissingObjects(.rails) }
     @Test func remoteBackedQuery() async throws { try await ServerScenarios.remoteBackedQuery(.rails) }
+    @Test func anotherClientsChangeSurvivesASave() async throws { try await ServerScenarios.anotherClientsChangeSurvivesASave(.rails) }
 }
 
 /// The same scenarios against each server. Each test uses its own client (an in-memory store)
@@ -251,6 +253,30 @@ enum ServerScenarios {
         // deleting it again: the server answers 404, the other client's copy goes too
         #expect(try await other.delete(fetched.id) == 404)
         #expect(try await other.object(fetched.id) == nil)
+    }
+
+    /// Minimal PATCH against the real server: two clients change different fields of one user;
+    /// neither save reverts the other's change, and a cleared field is sent as null.
+    static func anotherClientsChangeSurvivesASave(_ server: Server) async throws {
+        guard let mine = try server.client(), let theirs = try server.client() else { return }
+        let login = uniqueLogin("tether-patch")
+        let created = try await mine.create("User", values: ["login": .string(login), "name": .string("Before"), "email": .string("\(login)@example.com")])
+        let id = try #require(created["id", as: Int64.self])
+        let their = try await theirs.fetchObject("User", from: URLTemplate("/users/\(id)"))
+
+        try await theirs.updateLocally(their.id, setting: ["email": .string("\(login)@theirs.example")])
+        _ = try await theirs.save(their.id)
+        try await mine.updateLocally(created.id, setting: ["name": .string("Mine")])
+        let saved = try await mine.save(created.id)
+        #expect(saved["name"] == .string("Mine"))
+        #expect(saved["email"] == .string("\(login)@theirs.example"))   // not reverted by my save
+
+        try await theirs.updateLocally(their.id, setting: [:], clearing: ["email"])
+        _ = try await theirs.save(their.id)
+        let now = try await mine.refresh(created.id)
+        #expect(now["email"] == nil)
+        #expect(now["name"] == .string("Mine"))
+        #expect(try await mine.delete(created.id) == 204)
     }
 
     static func nestedObjectsAndForeignKeys(_ server: Server) async throws {
