@@ -88,6 +88,43 @@ import TetherURLSession
         #expect(try await client.object(note.id)?["title"] == .string("Changed elsewhere"))
     }
 
+    @Test func aListFetchedAgainWithAnUnchangedETagImportsNothing() async throws {
+        let server = try await DialectServer()
+        let client = try Self.client(server)
+        let first = try await client.fetchObjects("Note", from: "/notes", options: ImportOptions(deleteMissing: .all))
+        #expect(first.objects.count == 2 && !first.notModified)
+        #expect(try await server.log().last?.ifNoneMatch == nil)
+
+        let again = try await client.fetchObjects("Note", from: "/notes", options: ImportOptions(deleteMissing: .all))
+        #expect(again.notModified)
+        #expect(again.objects.map(\.id) == first.objects.map(\.id))
+        #expect(again.importResult.objects.isEmpty)
+        #expect(try await server.log().last?.ifNoneMatch != nil)
+
+        try await server.patch("/notes/2", #"{"title": "Changed elsewhere"}"#)
+        let changed = try await client.fetchObjects("Note", from: "/notes", options: ImportOptions(deleteMissing: .all))
+        #expect(!changed.notModified)
+        #expect(changed.objects.last?["title"] == .string("Changed elsewhere"))
+        #expect(try await client.count(Query("Note")) == 2)
+
+        // An object the list did not hold, stored since: deleting what the list lacks needs the
+        // whole list again, not a 304.
+        try await client.import(JSON(parsing: Data(#"[{"id": 99, "title": "local only"}]"#.utf8)), as: "Note")
+        let whole = try await client.fetchObjects("Note", from: "/notes", options: ImportOptions(deleteMissing: .all))
+        #expect(!whole.notModified)
+        #expect(try await client.object("Note", identity: .int(99)) == nil)
+
+        // A remote-backed observation counts a 304 as a successful refresh.
+        let observation = client.observe(Query("Note"), from: .objects(at: "/notes"), refresh: .never)
+        try await observation.refresh()
+        #expect(try await server.log().last?.ifNoneMatch != nil)
+        var snapshots = observation.makeAsyncIterator()
+        let snapshot = try #require(try await snapshots.next())
+        #expect(snapshot.objects.count == 2)
+        #expect(snapshot.remote?.lastError == nil)
+        #expect(snapshot.remote?.lastRefreshed != nil)
+    }
+
     @Test func aSaveOverAChangedVersionIsAConflictThatWritesNothing() async throws {
         let server = try await DialectServer()
         let client = try Self.client(server)

@@ -30,6 +30,8 @@ public final class Client: Sendable {
     let importPlans: ImportPlans
     /// The refreshes of remote-backed observations, by source.
     let refreshes = RemoteRefreshes()
+    /// The validators of the one-page lists this client fetched, by URL.
+    let listValidators = ListValidators()
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema

@@ -8,12 +8,16 @@ public struct FetchResult: Sendable {
     public var pages: Int
     /// False when the list was cut by ``Pagination/maxPages`` while the server had more pages.
     public var isComplete: Bool
+    /// True when the server answered `304 Not Modified` to a list fetched before in one page:
+    /// nothing was imported, and ``objects`` are the stored objects of that earlier fetch.
+    public var notModified: Bool
 
-    public init(objects: [Object], importResult: ImportResult, pages: Int, isComplete: Bool = true) {
+    public init(objects: [Object], importResult: ImportResult, pages: Int, isComplete: Bool = true, notModified: Bool = false) {
         self.objects = objects
         self.importResult = importResult
         self.pages = pages
         self.isComplete = isComplete
+        self.notModified = notModified
     }
 }
 
@@ -22,6 +26,11 @@ struct FetchedPages {
     var items: [JSON] = []
     var pages = 0
     var isComplete = true
+    /// The first page answered 304 to the validators it was sent with.
+    var notModified = false
+    /// The validators of the first page.
+    var etag: String?
+    var lastModified: String?
 }
 
 extension Client {
@@ -206,13 +215,40 @@ extension Client {
 
     private func fetchObjects(_ entity: String, url: URL, options: ImportOptions?) async throws -> FetchResult {
         let options = options ?? importOptions
-        let fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
-        let importer = try Importer(client: self, options: options)
-        return try await store.write { writer in
-            let result = try importer.run([(entity, JSON.array(fetched.items))], in: writer)
-            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: fetched.pages,
-                               isComplete: fetched.isComplete)
+        let key = "\(entity) \(url.absoluteString)"
+        let known = listValidators[key]
+        var fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil,
+                                           validators: known)
+        if fetched.notModified, let known {
+            // Unchanged on the server; the store must still hold what the list held, and (when
+            // deleting what the list lacks) nothing more within the scope. Otherwise the list is
+            // fetched whole again.
+            let objects = try await store.read { reader -> [Object]? in
+                let objects = try reader.objects(known.ids)
+                guard objects.count == known.ids.count else { return nil }
+                if let scope = options.deleteMissing {
+                    let inScope: [ObjectID]
+                    switch scope {
+                    case .all: inScope = try reader.ids(Query(entity))
+                    case .matching(let condition): inScope = try reader.ids(Query(entity, where: condition))
+                    case .related(let name, let owner): inScope = try reader.related(name, of: owner)
+                    }
+                    guard Set(inScope).isSubset(of: known.ids) else { return nil }
+                }
+                return objects
+            }
+            if let objects { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
+            fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
         }
+        let importer = try Importer(client: self, options: options)
+        let pages = fetched
+        let result = try await store.write { writer in
+            let result = try importer.run([(entity, JSON.array(pages.items))], in: writer)
+            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages,
+                               isComplete: pages.isComplete)
+        }
+        listValidators.remember(key, fetched, ids: result.objects.map(\.id))
+        return result
     }
 
     /// GETs the objects of a relationship (every page), imports them and sets the relationship
@@ -229,19 +265,37 @@ extension Client {
         let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
         let url = try await self.url(route, for: id)
         var options = options ?? importOptions
+        let key = "\(id) \(relationship) \(url.absoluteString)"
+        let known = listValidators[key]
         // The relationship is set to exactly the list: a list cut short would unlink the rest.
-        let fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
+        var fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true, validators: known)
+        if fetched.notModified, let known {
+            // Unchanged on the server: trusted while the relationship still links what the list held.
+            let objects = try await store.read { reader -> [Object]? in
+                guard try reader.object(id) != nil else {
+                    throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
+                }
+                let linked = try reader.related(relationship, of: id)
+                return linked == known.ids ? try reader.objects(linked) : nil
+            }
+            if let objects { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
+            fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
+        }
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let importer = try Importer(client: self, options: options)
-        return try await store.write { writer in
+        let pages = fetched
+        let result = try await store.write { writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let result = try importer.run([(declared.destination, JSON.array(fetched.items))], in: writer)
+            let result = try importer.run([(declared.destination, JSON.array(pages.items))], in: writer)
             let targets = declared.isToMany ? Array(result.objects) : Array(result.objects.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
-            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: fetched.pages)
+            return (FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages),
+                    try writer.related(relationship, of: id))
         }
+        listValidators.remember(key, fetched, ids: result.1)
+        return result.0
     }
 
     /// Where the identity of `entity` is read in JSON: per identity attribute, its key path and fallbacks.
@@ -252,7 +306,12 @@ extension Client {
     /// Follows the pages of a list from `first`, as the entity's ``Pagination`` says; returns
     /// every element. `deleting` says whether the caller deletes what the list lacks: a list cut
     /// by the pagination's page cap is then an error, before anything is written.
-    func fetchPages(_ first: URL, entity: String, progress reporter: ProgressReporter? = nil, deleting: Bool = false) async throws -> FetchedPages {
+    /// `validators` (of the same list fetched before) are sent with the first page; a 304 to them
+    /// is a result with `notModified` set.
+    func fetchPages(
+        _ first: URL, entity: String, progress reporter: ProgressReporter? = nil, deleting: Bool = false,
+        validators: ListValidators.Entry? = nil
+    ) async throws -> FetchedPages {
         var fetched = FetchedPages()
         var progress = ImportProgress(phase: .fetching)
         let shape = remote.responseShape(for: entity)
@@ -276,13 +335,26 @@ extension Client {
             guard fetched.pages < remote.maxPages else {
                 throw RequestError(.noRoute, entity: entity, "more than \(remote.maxPages) pages from \(RemoteURL.redacted(start).absoluteString); raise the builder's maxPages")
             }
+            var request = TransportRequest(method: .get, url: url)
+            if fetched.pages == 0, let validators {
+                if let etag = validators.etag { request.headers["If-None-Match"] = etag }
+                if let lastModified = validators.lastModified { request.headers["If-Modified-Since"] = lastModified }
+            }
             let response: TransportResponse
             do {
-                response = try await send(.get, url, entity: entity)
+                response = try await send(request, entity: entity)
             } catch let error as HTTPError where error.status == 404 && pagination.endsOnNotFound(page: fetched.pages + 1) {
                 break
+            } catch let error as HTTPError where error.status == 304 && fetched.pages == 0 && validators != nil {
+                fetched.pages = 1
+                fetched.notModified = true
+                return fetched
             }
             fetched.pages += 1
+            if fetched.pages == 1 {
+                fetched.etag = response.headers["ETag"]
+                fetched.lastModified = response.headers["Last-Modified"]
+            }
             if let reporter {
                 progress.pages = fetched.pages
                 progress.bytes += response.body.count

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What Tether keeps about the server's copy of one object, in the store beside the object
 /// (``StoreWriter/setRemoteRecord(_:of:)``), so that it survives restarts:
@@ -90,5 +91,31 @@ public struct ConflictError: Error, Sendable, CustomStringConvertible {
         "\(method) \(RemoteURL.redacted(url).absoluteString) answered \(status): \(id) changed on the server since it was read; "
             + "nothing was written (keep the server's copy with refresh(_:), or yours with save(_:overriding:))"
             + (serverError.map { "; the server's copy could not be read: \($0)" } ?? "")
+    }
+}
+
+/// The validators (`ETag`, `Last-Modified`) of the lists a client fetched in one page, with the
+/// objects each held, by URL (and relationship), for the life of the client: fetching the same
+/// list again sends them back, and a `304 Not Modified` imports nothing. A list of several pages
+/// keeps none (a page's validator says nothing of the other pages).
+final class ListValidators: Sendable {
+    struct Entry: Sendable {
+        var etag: String?
+        var lastModified: String?
+        var ids: [ObjectID]
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+
+    subscript(key: String) -> Entry? {
+        entries.withLock { $0[key] }
+    }
+
+    /// Remembers the validators of a list fetched from `fetched` (forgets them when it has none,
+    /// or several pages).
+    func remember(_ key: String, _ fetched: FetchedPages, ids: [ObjectID]) {
+        let entry: Entry? = fetched.pages == 1 && fetched.isComplete && (fetched.etag != nil || fetched.lastModified != nil)
+            ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids) : nil
+        entries.withLock { $0[key] = entry }
     }
 }

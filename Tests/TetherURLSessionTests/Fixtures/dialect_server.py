@@ -13,6 +13,7 @@ Users (23, ids 1-23), paged four ways:
   GET /next/users?after=A         {"users": [...10], "links": {"next": "/next/users?after=10" | null}}
 
 Notes (id, title, body, status, created_at; created_at and id are read-only):
+  GET    /notes        every note; ETag of the list, If-None-Match with the current tag -> 304
   GET    /notes/ID     ETag "vN"; If-None-Match with the current tag -> 304
   PATCH  /notes/ID     only the fields sent; If-Match with another tag -> 412; a read-only field or
                        an unknown one -> 400
@@ -128,7 +129,10 @@ class Handler(BaseHTTPRequestHandler):
         notes, versions = state["notes"], state["versions"]
         if not rest:
             if method == "GET":
-                return self.answer(200, [notes[k] for k in sorted(notes)])
+                tag = '"L%s"' % "-".join("%d.%d" % (k, versions[k]) for k in sorted(notes))
+                if not self.untagged and self.headers.get("If-None-Match") == tag:
+                    return self.answer(304, None, {"ETag": tag})
+                return self.answer(200, [notes[k] for k in sorted(notes)], {"ETag": tag})
             if method == "POST":
                 if not isinstance(body, dict) or not body.get("title"):
                     return self.answer(400, {"title": ["required"]})
