@@ -58,6 +58,20 @@ final class Connection {
     var changes: Int { Int(sqlite3_changes(db)) }
     /// The most parameters one statement may have (`SQLITE_LIMIT_VARIABLE_NUMBER`).
     var variableLimit: Int { Int(sqlite3_limit(db, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+    /// Whether statements count their runs and virtual-machine steps in ``meter`` (tests measure
+    /// how the work of a write grows with it).
+    var metering = false
+    var meter = (statements: 0, steps: 0)
+    /// Starts the meter at zero, with every cached statement's step counter too.
+    func startMeter() {
+        for statement in statements.values { sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1) }
+        meter = (0, 0)
+        meterBySQL = [:]
+        metering = true
+    }
+
+    /// The same, per SQL text.
+    var meterBySQL: [String: (statements: Int, steps: Int)] = [:]
     /// Pages in the write-ahead log after the last commit, once ``observeLog()`` was called.
     var logFrames: Int32 = 0
 
@@ -222,10 +236,19 @@ struct Statement {
         try check(rc, index)
     }
 
+    private func record() {
+        let steps = Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 1))
+        connection.meter.statements += 1
+        connection.meter.steps += steps
+        connection.meterBySQL[sql, default: (0, 0)].statements += 1
+        connection.meterBySQL[sql, default: (0, 0)].steps += steps
+    }
+
     /// Runs the statement once (no result rows expected). On failure the error is built before
     /// the statement is reset, so that `extendedErrorCode` still tells what failed.
     func execute(_ context: @autoclosure () -> String, onError: (StoreError) throws -> Void = { throw $0 }) throws {
         defer {
+            if connection.metering { record() }
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
@@ -237,6 +260,7 @@ struct Statement {
     /// Runs the statement once, calling `row` for each result row.
     func query(_ context: @autoclosure () -> String, row: (Row) throws -> Void) throws {
         defer {
+            if connection.metering { record() }
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }

@@ -6,7 +6,9 @@ import Tether
 /// schema dropped stay (retired), with their data, so that adding them back is safe.
 struct StoredLayout: Codable, Sendable, Equatable {
     static let metadataTable = "_tether_schema"
-    static let currentFormat = 1
+    /// 1: join tables indexed on `b`; 2: on `(b, b_pos)` and `(a, a_pos)`, so that a new link's
+    /// position is found without reading the target's other links.
+    static let currentFormat = 2
 
     struct StoredAttribute: Codable, Sendable, Equatable {
         var name: String
@@ -101,6 +103,14 @@ struct MigrationPlanner {
         if layout.format > StoredLayout.currentFormat {
             throw StoreError(.incompatibleSchema, "the database file uses format \(layout.format), newer than this version of Tether understands (\(StoredLayout.currentFormat))")
         }
+        if layout.format < 2 {
+            // Format 1 -> 2: the join tables' position indexes.
+            for set in layout.linkSets where set.storage == "joinTable" {
+                ddl.append("DROP INDEX IF EXISTS \(quote("_tether_join_" + set.table))")
+                ddl.append(contentsOf: Self.joinIndexes(set.table))
+            }
+            layout.format = 2
+        }
         // Entities and attributes.
         var present = Set<String>()
         for entity in schema.entities {
@@ -182,6 +192,22 @@ struct MigrationPlanner {
         }
     }
 
+    /// The indexes of a join table besides its primary key `(a, b)`: each side's links in order,
+    /// which also gives the last position of a side's links in one step.
+    static func joinIndexes(_ table: String) -> [String] {
+        ["CREATE INDEX \(quote("_tether_join_" + table)) ON \(quote(table)) (\"b\", \"b_pos\")",
+         "CREATE INDEX \(quote("_tether_join_a_" + table)) ON \(quote(table)) (\"a\", \"a_pos\")"]
+    }
+
+    /// Whether `stored` differs from the planned layout only by the format upgrade (its new
+    /// indexes): a read-only file then reads the same without them.
+    func onlyUpgradesFormat(of stored: StoredLayout?) -> Bool {
+        guard let stored, stored.format < layout.format else { return false }
+        var same = layout
+        same.format = stored.format
+        return same == stored
+    }
+
     private func describe(_ identity: [String]) -> String {
         identity.isEmpty ? "none" : "(" + identity.joined(separator: ", ") + ")"
     }
@@ -260,7 +286,7 @@ struct MigrationPlanner {
                                  "the join table '\(set.table)' of \(entity.name).\(relationship.name) collides with another table")
             }
             ddl.append("CREATE TABLE \(quote(set.table)) (\"a\" INTEGER NOT NULL, \"b\" INTEGER NOT NULL, \"a_pos\" INTEGER NOT NULL, \"b_pos\" INTEGER NOT NULL, PRIMARY KEY (\"a\", \"b\")) WITHOUT ROWID")
-            ddl.append("CREATE INDEX \(quote("_tether_join_" + set.table)) ON \(quote(set.table)) (\"b\")")
+            ddl.append(contentsOf: Self.joinIndexes(set.table))
         }
         layout.linkSets.append(set)
         return layout.linkSets.count - 1

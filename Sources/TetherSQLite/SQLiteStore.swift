@@ -108,6 +108,24 @@ public final class SQLiteStore: Store {
         return (try writer.withLock { try pragma($0) }, try reader.withLock { try pragma($0) })
     }
 
+    /// Turns the writing connection's statement meter on (and zeroes it) or off: the statements
+    /// it ran and their virtual-machine steps since (tests).
+    func meterWrites(_ on: Bool) {
+        writer.withLock { connection in
+            if on { connection?.startMeter() } else { connection?.metering = false }
+        }
+    }
+
+    var writeMeter: (statements: Int, steps: Int) { writer.withLock { $0?.meter ?? (0, 0) } }
+
+    /// The meter per SQL text, the costliest first (a failing test prints it).
+    var writeMeterBySQL: String {
+        writer.withLock { connection in
+            (connection?.meterBySQL ?? [:]).sorted { $0.value.steps > $1.value.steps }.prefix(12)
+                .map { "\($0.value.statements)× \($0.value.steps) steps: \($0.key.prefix(160))" }.joined(separator: "\n")
+        }
+    }
+
     private func closedError() -> StoreError { StoreError(.storage, "the SQLite store at \(path) is closed") }
 
     private func currentLayout() throws -> Layout {
@@ -128,7 +146,7 @@ public final class SQLiteStore: Store {
                 let stored = try Self.readLayout(connection)
                 var planner = MigrationPlanner(stored: stored, schema: schema)
                 try planner.plan()
-                if planner.layout != stored {
+                if planner.layout != stored && !(readOnly && planner.onlyUpgradesFormat(of: stored)) {
                     if readOnly {
                         throw StoreError(.storage, "the database \(connection.path) is read-only; cannot create or migrate its tables for this schema")
                     }

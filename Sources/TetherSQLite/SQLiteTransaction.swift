@@ -30,12 +30,12 @@ public final class SQLiteTransaction: StoreWriter {
 
     func finish() { finished = true }
 
-    private func checkOpen(writing: Bool = false) throws {
+    func checkOpen(writing: Bool = false) throws {
         if finished { throw StoreError(.unsupported, "a store transaction was used after its body returned") }
         if writing && !isWritable { throw StoreError(.unsupported, "cannot write in a read transaction") }
     }
 
-    private func info(_ entity: String) throws -> Layout.EntityInfo {
+    func info(_ entity: String) throws -> Layout.EntityInfo {
         try checkOpen()
         guard let info = layout.entities[entity] else {
             throw StoreError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
@@ -53,7 +53,7 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// Runs `sql` once per chunk of `items`; the SQL gets the placeholder count of the chunk,
     /// padded to a few fixed sizes (repeating the last item) so that statements are reused.
-    private func chunked<T>(_ items: [T], maximum: Int = 500, _ body: (_ chunk: [T]) throws -> Void) throws {
+    func chunked<T>(_ items: [T], maximum: Int = 500, _ body: (_ chunk: [T]) throws -> Void) throws {
         guard !items.isEmpty else { return }
         let buckets = [1, 8, 64, maximum].filter { $0 <= maximum }
         var start = 0
@@ -67,7 +67,7 @@ public final class SQLiteTransaction: StoreWriter {
         }
     }
 
-    private func placeholders(_ count: Int) -> String {
+    func placeholders(_ count: Int) -> String {
         Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
@@ -227,7 +227,7 @@ public final class SQLiteTransaction: StoreWriter {
                                     context: "reading \(id)") { decodeObject(info, $0) }.first
     }
 
-    private func exists(_ info: Layout.EntityInfo, _ rowID: Int64) throws -> Bool {
+    func exists(_ info: Layout.EntityInfo, _ rowID: Int64) throws -> Bool {
         try !connection.query("SELECT 1 FROM \(info.table) WHERE \"rowid\" = ?", [.int(rowID)], context: "reading") { _ in true }.isEmpty
     }
 
@@ -350,7 +350,7 @@ public final class SQLiteTransaction: StoreWriter {
         }
     }
 
-    private func relationship(_ entity: String, _ name: String) throws -> (Layout.LinkInfo, Bool) {
+    func relationship(_ entity: String, _ name: String) throws -> (Layout.LinkInfo, Bool) {
         _ = try info(entity)
         guard let (index, sideA) = layout.relationships[entity]?[name] else {
             throw StoreError(.unknownRelationship, entity: entity, member: name, "\(entity) has no relationship '\(name)'")
@@ -359,7 +359,7 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     /// The rows linked to each of `rows` through `link`, from side a (or b), in order.
-    private func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
+    func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
         var result: [Int64: [Int64]] = [:]
         try chunked(rows) { chunk in
             let sql: String
@@ -415,13 +415,13 @@ public final class SQLiteTransaction: StoreWriter {
         connection.extendedErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || connection.extendedErrorCode == 1555 /* PRIMARYKEY */
     }
 
-    private func markUpdated(_ id: ObjectID, _ property: String) {
+    func markUpdated(_ id: ObjectID, _ property: String) {
         changes.recordUpdate(of: id, property: property)
     }
 
     /// The name an object on the far side of `entity.relationship` knows the link by: the
     /// inverse's, or `Entity.relationship` for a relationship without one.
-    private func otherSide(of entity: String, _ relationship: String) -> String {
+    func otherSide(of entity: String, _ relationship: String) -> String {
         layout.entities[entity]?.entity.relationship(named: relationship)?.inverse ?? "\(entity).\(relationship)"
     }
 

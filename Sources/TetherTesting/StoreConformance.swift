@@ -47,6 +47,7 @@ public struct StoreConformance: Sendable {
         case compareByIdentity
         case observedResults
         case remoteRecords
+        case linkBatches
 
         public var description: String { rawValue }
     }
@@ -107,6 +108,7 @@ public struct StoreConformance: Sendable {
         case .compareByIdentity: try await checks.compareByIdentity()
         case .observedResults: try await checks.observedResults()
         case .remoteRecords: try await checks.remoteRecords()
+        case .linkBatches: try await checks.linkBatches()
         }
     }
 

@@ -102,7 +102,7 @@ import TetherTesting
         }
         #expect(objects == [
             #""index" "_tether_fk_Post.author""#, #""index" "_tether_identity_Author""#, #""index" "_tether_identity_Post""#,
-            #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#,
+            #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#, #""index" "_tether_join_a_Post.tags""#,
             #""table" "Author""#, #""table" "Post""#, #""table" "Post.tags""#, #""table" "Tag""#,
             #""table" "_TetherPendingReference""#, #""table" "_tether_records""#, #""table" "_tether_schema""#,
         ])

@@ -66,6 +66,14 @@ struct Measurement {
 
     var seconds: Double { durations.isEmpty ? .nan : median.seconds }
 
+    /// The duration below which `percent`% of the runs fall (nearest rank).
+    func percentile(_ percent: Int) -> Duration {
+        guard !durations.isEmpty else { return .zero }
+        let sorted = durations.sorted()
+        let rank = Int((Double(percent) / 100 * Double(sorted.count)).rounded(.up))
+        return sorted[min(sorted.count - 1, max(0, rank - 1))]
+    }
+
     /// Times `work` once and folds the run into this row.
     @discardableResult
     mutating func time<T>(_ work: () throws -> T) rethrows -> T {

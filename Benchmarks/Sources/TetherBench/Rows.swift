@@ -22,6 +22,16 @@ enum Kind: String, CaseIterable, Sendable {
     case live
     /// The insert pass with one observer of a sorted query attached (issue 21: within 10% of none).
     case observed
+    /// The issues workload (issue 23): every relationship kind, shared many-to-many targets.
+    case issuesBaseline = "issues-baseline"
+    case issuesMemory = "issues-memory"
+    case issuesSQLite = "issues-sqlite"
+    case issuesStreamMemory = "issues-stream-memory"
+    case issuesStreamSQLite = "issues-stream-sqlite"
+    /// A page of 30 issues (15 changed) imported 200 times into a store holding N issues.
+    case refreshBaseline = "refresh-baseline"
+    case refreshMemory = "refresh-memory"
+    case refreshSQLite = "refresh-sqlite"
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -32,6 +42,8 @@ enum Kind: String, CaseIterable, Sendable {
         "stream": [.streamMemory, .streamSQLite],
         "stall": [.stall],
         "live": [.live, .observed],
+        "issues": [.issuesBaseline, .issuesMemory, .issuesSQLite, .issuesStreamMemory, .issuesStreamSQLite],
+        "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
     ]
 
     var group: String {
@@ -45,12 +57,24 @@ enum Kind: String, CaseIterable, Sendable {
         case .stall: "heartbeat stall, 4 imports"
         case .live: "live results, 100 changed"
         case .observed: "Tether: insert, 1 observer"
+        case .issuesBaseline: "baseline issues: JSONDecoder+SQLite"
+        case .issuesMemory: "Tether issues: in-memory, Data"
+        case .issuesSQLite: "Tether issues: SQLite, Data"
+        case .issuesStreamMemory: "Tether issues: in-memory, stream"
+        case .issuesStreamSQLite: "Tether issues: SQLite, stream"
+        case .refreshBaseline: "baseline refresh: JSONDecoder+SQLite"
+        case .refreshMemory: "Tether refresh: in-memory"
+        case .refreshSQLite: "Tether refresh: SQLite"
         }
     }
 
+    /// Kinds that import the issues workload rather than the repositories.
+    var isIssues: Bool { Self.groups["issues"]!.contains(self) || Self.groups["refresh"]!.contains(self) }
+    var isRefresh: Bool { Self.groups["refresh"]!.contains(self) }
+
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
-    var isStreaming: Bool { self == .streamMemory || self == .streamSQLite }
+    var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
     /// and the in-memory-payload imports a delete-missing pass (issue 19) when there is a payload for it.
@@ -61,6 +85,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseTether: ["JSONParser (Tether)"]
         case .parseValidate: ["JSONParser.validate"]
         case .stall, .observed: ["memory", "sqlite"]
+        case .refreshBaseline, .refreshMemory, .refreshSQLite: ["30-issue page"]
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
@@ -81,6 +106,8 @@ struct RowRequest: Codable, Sendable {
     var missing: String?
     var runs: Int
     var batchSize: Int
+    /// The workload's seed (the issues rows regenerate single issues and pages from it).
+    var seed: UInt64 = 42
 }
 
 /// What a child reports back: one duration per run and the peak RSS over the measured runs.
@@ -165,6 +192,12 @@ struct RowWorker {
                 try await runLive(&row)
             } else if kind == .observed {
                 try await runObserved(&row)
+            } else if kind.isRefresh {
+                try await runRefresh(&row)
+            } else if kind == .issuesBaseline {
+                try runIssuesBaseline(&row)
+            } else if kind.isIssues {
+                try await runIssues(&row, verify: run == 0)
             } else if kind == .baseline {
                 try runBaseline(&row)
             } else {
@@ -174,10 +207,10 @@ struct RowWorker {
         return RowResult(seconds: row.durations.map(\.seconds), peakBytes: row.peakBytes, peakIsPerPass: resettable)
     }
 
-    private func load(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+    func load(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     /// The payload the measured pass imports, and the one imported before it (not measured).
-    private var measuredFile: String {
+    var measuredFile: String {
         switch request.pass {
         case "update": request.update ?? request.first
         case "unchanged": request.update ?? request.first
@@ -186,7 +219,7 @@ struct RowWorker {
         }
     }
 
-    private var setupFile: String? {
+    var setupFile: String? {
         switch request.pass {
         case "update": request.first
         case "unchanged": request.update ?? request.first

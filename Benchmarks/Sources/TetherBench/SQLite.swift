@@ -64,6 +64,12 @@ final class SQLiteDatabase {
         func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(handle, index, value) }
         func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
         func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int64(handle, index, value ? 1 : 0) }
+        func bind(_ index: Int32, _ value: Int64?) {
+            if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+        }
+        func bind(_ index: Int32, _ value: Double?) {
+            if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+        }
         func bind(_ index: Int32, _ value: String?) {
             guard let value else {
                 sqlite3_bind_null(handle, index)

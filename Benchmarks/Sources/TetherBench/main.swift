@@ -17,7 +17,8 @@ let usage = """
       --batch N      batch size of the streaming file import (ImportOptions.batchSize, default \(defaultBatch))
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
-      --only GROUPS  comma-separated subset of: parse, baseline, tether, stream (default: all), or single
+      --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
+                     refresh (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit
@@ -93,13 +94,15 @@ struct Options {
     }
 }
 
-/// The payload files of one size: the first import, and the update (nil: re-import the first).
+/// The payload files of one size: the first import, and the update (nil: re-import the first);
+/// the issues workload's beside them when issues rows run.
 struct Payload {
     let size: Int
     let first: String
     let update: String?
     var missing: String? = nil
     let bytes: Int
+    var issues: (first: String, update: String, bytes: Int)? = nil
 }
 
 struct Suite {
@@ -112,11 +115,21 @@ struct Suite {
     /// Runs every row of `payload`, each in a fresh child process.
     mutating func run(_ payload: Payload) {
         for kind in options.kinds(at: payload.size) {
-            for pass in kind.passes(hasUpdate: payload.update != nil, hasMissing: payload.missing != nil) {
-                var row = Measurement(size: payload.size, group: kind.group, pass: pass, objects: payload.size, bytes: payload.bytes)
-                let request = RowRequest(
+            if kind.isIssues && payload.issues == nil { continue }
+            if !kind.isIssues && payload.first.isEmpty { continue }
+            let hasUpdate = kind.isIssues || payload.update != nil
+            for pass in kind.passes(hasUpdate: hasUpdate, hasMissing: !kind.isIssues && payload.missing != nil) {
+                var row = Measurement(size: payload.size, group: kind.group, pass: pass,
+                                      objects: kind.isRefresh ? IssuesRefresh.pageSize : payload.size,
+                                      bytes: kind.isIssues ? payload.issues!.bytes : payload.bytes)
+                var request = RowRequest(
                     kind: kind.rawValue, pass: pass, size: payload.size, first: payload.first, update: payload.update,
-                    missing: payload.missing, runs: options.runs, batchSize: options.batchSize)
+                    missing: payload.missing, runs: options.runs, batchSize: options.batchSize, seed: options.seed)
+                if let issues = payload.issues, kind.isIssues {
+                    request.first = issues.first
+                    request.update = issues.update
+                    request.missing = nil
+                }
                 let clock = ContinuousClock()
                 let start = clock.now
                 do {
@@ -162,6 +175,17 @@ struct Suite {
                 Format.pad(speedup(of: row).map { String(format: "%.2f×", $0) } ?? "", 12),
             ].joined(separator: " "))
         }
+        let refreshes = rows.filter { $0.group.contains("refresh") && $0.failure == nil }
+        if !refreshes.isEmpty {
+            print("\nPage refresh (\(IssuesRefresh.pages) pages of \(IssuesRefresh.pageSize) issues, half changed, into a store of N issues), per page:")
+            for row in refreshes {
+                let base = refreshes.first { $0.size == row.size && $0.group.hasPrefix("baseline") }
+                let ratio = base.map { String(format: "%.2f× faster than the baseline's median", $0.seconds / row.seconds) } ?? ""
+                print("  N=\(Format.pad(Format.count(row.size), 5, left: true)) \(Format.pad(row.group, 36, left: true)) median "
+                    + "\(Format.milliseconds(row.seconds)) ms, p99 \(Format.milliseconds(row.percentile(99).seconds)) ms "
+                    + "(\(String(format: "%.2f", row.percentile(99).seconds / row.seconds))× the median)  \(row.group.hasPrefix("Tether") ? ratio : "")")
+            }
+        }
         if rows.contains(where: \.peakIncludesSetup) {
             print("* the kernel would not reset the peak-RSS counter: this peak includes the pass's setup")
         }
@@ -177,6 +201,11 @@ struct Suite {
         }
     }
 
+    /// Which workload a row's group measures: rows are compared within one.
+    static func workload(of group: String) -> String {
+        group.contains("refresh") ? "refresh" : group.contains("issues") ? "issues" : "repositories"
+    }
+
     /// The baseline's median over this row's: for Tether rows against the baseline's same pass,
     /// for parse rows against JSONSerialization.
     func speedup(of row: Measurement) -> Double? {
@@ -184,6 +213,7 @@ struct Suite {
         if row.group.hasPrefix("Tether") {
             reference = rows.first {
                 $0.size == row.size && $0.group.hasPrefix("baseline") && $0.pass == row.pass && $0.failure == nil
+                    && Self.workload(of: $0.group) == Self.workload(of: row.group)
             }
         } else if row.group == "JSON parse only", row.pass != "JSONSerialization" {
             reference = rows.first { $0.size == row.size && $0.group == row.group && $0.pass == "JSONSerialization" }
@@ -234,6 +264,20 @@ do {
         for size in options.sizes {
             // The workload goes to files (streamed, so 1M needs no memory); each row's child reads them.
             let directory = try TemporaryDirectory()
+            let kinds = options.kinds(at: size)
+            var issues: (first: String, update: String, bytes: Int)?
+            if kinds.contains(where: \.isIssues) {
+                let first = directory.file("issues-\(size)-v1.json"), update = directory.file("issues-\(size)-v2.json")
+                let bytes = try IssuesWorkload(count: size, seed: options.seed, version: 1).write(to: first)
+                try IssuesWorkload(count: size, seed: options.seed, version: 2).write(to: update)
+                issues = (first, update, bytes)
+                FileHandle.standardError.write(Data("N = \(Format.count(size)) issues: \(Format.megabytes(bytes)) MB of JSON\n".utf8))
+                suite.inputs.append("N = \(Format.count(size)) issues: \(Format.megabytes(bytes)) MB of JSON")
+            }
+            guard kinds.contains(where: { !$0.isIssues }) else {
+                suite.run(Payload(size: size, first: "", update: nil, bytes: 0, issues: issues))
+                continue
+            }
             let first = directory.file("repositories-\(size)-v1.json")
             let update = directory.file("repositories-\(size)-v2.json")
             let bytes = try Workload(count: size, seed: options.seed, version: 1).write(to: first)
@@ -243,7 +287,7 @@ do {
             FileHandle.standardError.write(Data(("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
                 + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots\n").utf8))
             suite.inputs.append("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON")
-            suite.run(Payload(size: size, first: first, update: update, missing: size <= largeSize ? missing : nil, bytes: bytes))
+            suite.run(Payload(size: size, first: first, update: update, missing: size <= largeSize ? missing : nil, bytes: bytes, issues: issues))
         }
     }
     print()

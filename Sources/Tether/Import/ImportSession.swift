@@ -300,16 +300,21 @@ final class ImportSession {
         for (key, sources) in sourcesByRelationship {
             current[key] = try writer.related(plans[key.entity].mapping.relationships[key.position].name, of: sources)
         }
+        // The links that change are written one batch per relationship (a store writes a batch
+        // in set operations), in payload order within each link set.
+        var writes = LinkWrites()
         for (index, ids, looked) in resolved {
             let (slot, position, destination) = (batch.links[index].slot, batch.links[index].position, batch.links[index].destination)
             let source = batch.slots[slot].id!
             let plan = plans[batch.slots[slot].entity]
             let relationship = plan.mapping.relationships[position].relationship
+            let key = RelationshipKey(plan.ordinal, position)
+            let inverseKey = plan.inverses[position].map { RelationshipKey(destination, $0) }
             if let looked {
                 // A to-one link whose current target the lookup read (the inverse is not set in
                 // this batch, so nothing written since has changed it).
                 if ids.count <= 1 && ids.first == looked { continue }
-                try writer.setRelated(relationship.name, of: source, to: ids)
+                try writes.add(key, inverse: inverseKey, plan.name, relationship.name, source, ids, writer)
                 batch.slots[slot].linksChanged = true
                 continue
             }
@@ -319,7 +324,7 @@ final class ImportSession {
             // may be stale by the time this link is applied, so always write.
             let inverseAlsoSet = plan.inverses[position].map { sourcesByRelationship[RelationshipKey(destination, $0)] != nil } ?? false
             if same && !inverseAlsoSet { continue }
-            try writer.setRelated(relationship.name, of: source, to: ids)
+            try writes.add(key, inverse: inverseKey, plan.name, relationship.name, source, ids, writer)
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
             // elsewhere in the payload), not only unlinked.
@@ -329,6 +334,34 @@ final class ImportSession {
                 let kept = Set(ids)
                 for child in before where !kept.contains(child) { orphans.append((child, inverse)) }
             }
+        }
+        try writes.flush(writer)
+    }
+
+    /// Link changes gathered into one ``LinkBatch`` per relationship. Batches of different link
+    /// sets are independent; a relationship and its inverse are one link set, whose rows must be
+    /// written in order: a row of one side first writes what is pending on the other.
+    private struct LinkWrites {
+        private var batches: [RelationshipKey: LinkBatch] = [:]
+        private var order: [RelationshipKey] = []
+
+        mutating func add(_ key: RelationshipKey, inverse: RelationshipKey?, _ entity: String, _ relationship: String,
+                          _ source: ObjectID, _ targets: [ObjectID], _ writer: any StoreWriter) throws {
+            if let inverse, let pending = batches[inverse], !pending.isEmpty {
+                try writer.setRelated(pending)
+                batches[inverse] = LinkBatch(entity: pending.entity, relationship: pending.relationship)
+            }
+            if batches[key] == nil {
+                batches[key] = LinkBatch(entity: entity, relationship: relationship)
+                order.append(key)
+            }
+            batches[key]!.append(source, to: targets)
+        }
+
+        mutating func flush(_ writer: any StoreWriter) throws {
+            for key in order where !batches[key]!.isEmpty { try writer.setRelated(batches[key]!) }
+            batches = [:]
+            order = []
         }
     }
 

@@ -93,6 +93,11 @@ public protocol StoreWriter: StoreReader {
     /// path). Has a default implementation over ``update(_:setting:clearing:)``, which defines its
     /// effect.
     func update(_ batch: UpdateBatch) throws
+    /// Sets one relationship of many objects of one entity (the import's link path): the effect,
+    /// the checks and the errors are those of ``setRelated(_:of:to:)`` for each row, in order. Has
+    /// a default implementation that does exactly that; a store writes the rows' links in set
+    /// operations, at a cost per link that does not grow with how many links a target has.
+    func setRelated(_ batch: LinkBatch) throws
     /// Replaces the remote record of an object (nil removes it). The record is the object's: it
     /// persists with it, and ``delete(_:)`` removes it. The default implementation throws
     /// ``StoreError/Kind/unsupported``.

@@ -131,6 +131,47 @@ public struct UpdateBatch: Sendable {
     public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
 }
 
+/// New links of many objects through one relationship, set together by
+/// ``StoreWriter/setRelated(_:)``: each row replaces the links of one object of ``entity`` through
+/// ``relationship`` with its targets (in order, for an ordered relationship; none unlinks
+/// everything), keeping the inverse consistent, as ``StoreWriter/setRelated(_:of:to:)`` does.
+///
+/// ```swift
+/// var labels = LinkBatch(entity: "Issue", relationship: "labels")
+/// labels.append(issue1, to: [bug, ui])
+/// labels.append(issue2, to: [])          // unlinks every label of issue2
+/// try writer.setRelated(labels)
+/// ```
+public struct LinkBatch: Sendable {
+    public let entity: String
+    public let relationship: String
+    /// The objects whose links the rows replace, in order.
+    public private(set) var sources: [ObjectID] = []
+    /// Row -> the end of its targets in `allTargets`.
+    @usableFromInline var ends: [Int] = []
+    @usableFromInline var allTargets: [ObjectID] = []
+
+    public init(entity: String, relationship: String) {
+        self.entity = entity
+        self.relationship = relationship
+    }
+
+    /// The number of rows.
+    public var count: Int { sources.count }
+    public var isEmpty: Bool { sources.isEmpty }
+
+    /// Appends a row: `source`'s links through the relationship become exactly `targets`.
+    public mutating func append(_ source: ObjectID, to targets: some Collection<ObjectID>) {
+        sources.append(source)
+        allTargets.append(contentsOf: targets)
+        ends.append(allTargets.count)
+    }
+
+    /// The targets of row `row`, in order.
+    @inlinable
+    public func targets(row: Int) -> ArraySlice<ObjectID> { allTargets[(row == 0 ? 0 : ends[row - 1])..<ends[row]] }
+}
+
 /// One stored object found by identity: its id and the values of the attributes asked for, by
 /// position (nil: unset). What ``StoreReader/find(_:identities:attributes:)`` returns.
 public struct StoredRow: Sendable, Hashable {
@@ -349,6 +390,18 @@ extension StoreWriter {
             ids.append(id)
         }
         return ids
+    }
+
+    /// Sets the relationship of each row's source to its targets with
+    /// ``setRelated(_:of:to:)``, row by row: the effect every store's ``setRelated(_:)`` has.
+    public func setRelated(_ batch: LinkBatch) throws {
+        for (row, source) in batch.sources.enumerated() {
+            guard source.entity == batch.entity else {
+                throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship,
+                                 "a link batch of \(batch.entity).\(batch.relationship) names \(source), an object of another entity")
+            }
+            try setRelated(batch.relationship, of: source, to: Array(batch.targets(row: row)))
+        }
     }
 
     /// Sets and clears the batch's attributes of each of its objects. The effect, the checks and

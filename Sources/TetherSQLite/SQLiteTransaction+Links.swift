@@ -1,0 +1,241 @@
+public import Tether
+
+/// The import's link path: one relationship of many objects written in set operations.
+extension SQLiteTransaction {
+    /// Rows per multi-row `INSERT` or `DELETE` of links.
+    static let linksPerStatement = 48
+
+    /// Sets one relationship of every row's source, as ``setRelated(_:of:to:)`` for each row in
+    /// order, in a fixed number of statements per few dozen links: the current links of all the
+    /// sources are read at once, the difference is computed here, and the links that go and come
+    /// are deleted and inserted a few dozen per statement. Links that stay are not rewritten (a
+    /// position only when it changed), and the position a new link takes among its target's links
+    /// comes from an index, so the cost of a link does not grow with the links its target has.
+    ///
+    /// A batch that names a source twice, or whose targets may each have one partner and are
+    /// named by two rows, depends on the order of its rows: it is written row by row.
+    public func setRelated(_ batch: LinkBatch) throws {
+        try checkOpen(writing: true)
+        guard !batch.isEmpty else { return }
+        let (link, sideA) = try relationship(batch.entity, batch.relationship)
+        let info = try info(batch.entity)
+        let destination = sideA ? link.bEntity : link.aEntity
+        let sourceToOne = sideA ? link.aToOne : link.bToOne
+        let targetToOne = sideA ? link.bToOne : link.aToOne
+
+        // The rows, checked: sources of the entity, targets of the destination (each once per
+        // row, in order), at most one for a to-one relationship.
+        var sources: [Int64] = []
+        sources.reserveCapacity(batch.count)
+        var targets: [Int64] = []
+        var ends: [Int] = []
+        ends.reserveCapacity(batch.count)
+        var distinctSources = Set<Int64>(minimumCapacity: batch.count)
+        var distinctTargets = Set<Int64>()
+        var orderDependent = false
+        for (row, source) in batch.sources.enumerated() {
+            guard source.entity == batch.entity else {
+                throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship,
+                                 "a link batch of \(batch.entity).\(batch.relationship) names \(source), an object of another entity")
+            }
+            if !distinctSources.insert(source.rowID).inserted { orderDependent = true }
+            let start = targets.count
+            for target in batch.targets(row: row) {
+                guard target.entity == destination else {
+                    throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship,
+                                     "\(batch.entity).\(batch.relationship) links to \(destination), not \(target.entity)")
+                }
+                if !targets[start...].contains(target.rowID) {
+                    targets.append(target.rowID)
+                    if !distinctTargets.insert(target.rowID).inserted && targetToOne { orderDependent = true }
+                }
+            }
+            if sourceToOne && targets.count - start > 1 {
+                throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship, "\(batch.entity).\(batch.relationship) is to-one")
+            }
+            sources.append(source.rowID)
+            ends.append(targets.count)
+        }
+        if orderDependent {
+            for (row, source) in batch.sources.enumerated() {
+                try setRelated(batch.relationship, of: source, to: Array(batch.targets(row: row)))
+            }
+            return
+        }
+        try requireStored(info, Array(distinctSources))
+        try requireStored(self.info(destination), Array(distinctTargets))
+
+        // What is linked now (with positions, for a join table), and the difference.
+        let joinTable: String? = if case .joinTable(let table) = link.storage { table } else { nil }
+        let (own, other, ownPosition, otherPosition) = sideA ? ("\"a\"", "\"b\"", "\"a_pos\"", "\"b_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"", "\"a_pos\"")
+        var old: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
+        if let joinTable {
+            try chunked(sources) { chunk in
+                try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(joinTable) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(ownPosition)",
+                                   chunk.map { .int($0) }, context: "reading relationships") { row in
+                    old[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
+                }
+            }
+        } else {
+            for (source, linked) in try linked(link, sideA: sideA, of: sources) {
+                old[source] = linked.map { ($0, 0, 0) }
+            }
+        }
+        let otherName = otherSide(of: batch.entity, batch.relationship)
+        var removals: [(source: Int64, target: Int64)] = []
+        var additions: [(source: Int64, target: Int64, position: Int64)] = []
+        // Kept links whose position among the source's changes: deleted and inserted again
+        // (batched like the others), keeping their place among the target's links.
+        var moves: [(source: Int64, target: Int64, position: Int64, otherPosition: Int64)] = []
+        var changedSources: [Int64] = []
+        for (row, source) in sources.enumerated() {
+            let new = targets[(row == 0 ? 0 : ends[row - 1])..<ends[row]]
+            let before = old[source] ?? []
+            if before.count == new.count && zip(before, new).allSatisfy({ $0.target == $1 }) { continue }
+            changedSources.append(source)
+            var kept: [Int64: (position: Int64, otherPosition: Int64)] = [:]
+            for (target, position, otherPosition) in before { kept[target] = (position, otherPosition) }
+            let stays = Set(new)
+            for (target, _, _) in before where !stays.contains(target) {
+                removals.append((source, target))
+                markUpdated(ObjectID(entity: destination, rowID: target), otherName)
+            }
+            for (index, target) in new.enumerated() {
+                if let (position, otherPosition) = kept[target] {
+                    if joinTable != nil && position != Int64(index) { moves.append((source, target, Int64(index), otherPosition)) }
+                    if targetToOne { markUpdated(ObjectID(entity: destination, rowID: target), otherName) }
+                } else {
+                    additions.append((source, target, Int64(index)))
+                    markUpdated(ObjectID(entity: destination, rowID: target), otherName)
+                }
+            }
+            markUpdated(ObjectID(entity: batch.entity, rowID: source), batch.relationship)
+        }
+        guard !changedSources.isEmpty else { return }
+
+        // A target that may have one partner leaves the one it had (which is no source here: two
+        // rows naming one such target were written row by row above).
+        if targetToOne && !additions.isEmpty {
+            for (target, partners) in try linked(link, sideA: !sideA, of: additions.map(\.target)) {
+                for partner in partners where !distinctSources.contains(partner) {
+                    removals.append((partner, target))
+                    markUpdated(ObjectID(entity: batch.entity, rowID: partner), batch.relationship)
+                }
+            }
+        }
+
+        switch link.storage {
+        case .joinTable(let table):
+            try deleteLinks(table, own, other, removals + moves.map { ($0.source, $0.target) })
+            // New links go last among their target's links: after the largest position it has,
+            // which the (target, position) index finds without reading the others.
+            var next: [Int64: Int64] = [:]
+            let largest = try connection.prepared("SELECT max(\(otherPosition)) FROM \(table) WHERE \(other) = ?")
+            var rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)] = []
+            rows.reserveCapacity(additions.count)
+            for (source, target, position) in additions {
+                let position2: Int64
+                if let known = next[target] {
+                    position2 = known
+                } else {
+                    try largest.bind(1, target)
+                    var found: Int64 = -1
+                    try largest.query("reading link positions") { row in if !row.isNull(0) { found = row.int(0) } }
+                    position2 = found + 1
+                }
+                next[target] = position2 + 1
+                rows.append((source, target, position, position2))
+            }
+            try insertLinks(table, sideA, rows + moves.map { ($0.source, $0.target, $0.position, $0.otherPosition) })
+        case .foreignKey(let table, let column):
+            if sideA {
+                // The column is the source's own: one row update per source whose target changed.
+                let unlink = try connection.prepared("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?")
+                for (partner, target) in removals where !distinctSources.contains(partner) {
+                    try unlink.bind(1, partner)
+                    try unlink.bind(2, target)
+                    try unlink.execute("unlinking \(batch.entity).\(batch.relationship)")
+                }
+                let set = try connection.prepared("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?")
+                let changed = Set(changedSources)
+                for (row, source) in sources.enumerated() where changed.contains(source) {
+                    let start = row == 0 ? 0 : ends[row - 1]
+                    if start < ends[row] { try set.bind(1, targets[start]) } else { try set.bindNull(1) }
+                    try set.bind(2, source)
+                    try set.execute("linking \(batch.entity).\(batch.relationship)")
+                }
+            } else {
+                // The column is on the targets' table: a target's row names its one source.
+                let unlink = try connection.prepared("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?")
+                for (source, target) in removals {
+                    try unlink.bind(1, target)
+                    try unlink.bind(2, source)
+                    try unlink.execute("unlinking \(batch.entity).\(batch.relationship)")
+                }
+                let set = try connection.prepared("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?")
+                for (source, target, _) in additions {
+                    try set.bind(1, source)
+                    try set.bind(2, target)
+                    try set.execute("linking \(batch.entity).\(batch.relationship)")
+                }
+            }
+        }
+    }
+
+    /// Throws ``StoreError/Kind/objectNotFound`` unless every row is an object of `info`'s entity.
+    private func requireStored(_ info: Layout.EntityInfo, _ rows: [Int64]) throws {
+        var found = Set<Int64>(minimumCapacity: rows.count)
+        try chunked(rows) { chunk in
+            try connection.run("SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
+                               chunk.map { .int($0) }, context: "reading") { found.insert($0.int(0)) }
+        }
+        if let missing = rows.first(where: { !found.contains($0) }) {
+            throw StoreError(.objectNotFound, entity: info.entity.name, "no object \(ObjectID(entity: info.entity.name, rowID: missing))")
+        }
+    }
+
+    /// Deletes links of a join table, a few dozen per statement.
+    private func deleteLinks(_ table: String, _ own: String, _ other: String, _ pairs: [(source: Int64, target: Int64)]) throws {
+        var start = 0
+        while start < pairs.count {
+            let size = min(Self.linksPerStatement, pairs.count - start)
+            let size2 = [1, 8, Self.linksPerStatement].first { $0 >= size }!
+            let statement = try connection.prepared(
+                // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
+                // (`IN (VALUES …)` would scan the table).
+                "DELETE FROM \(table) WHERE (\(own), \(other)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
+                    + Array(repeating: "(?, ?)", count: size2).joined(separator: ", ") + "))")
+            for slot in 0..<size2 {
+                let pair = pairs[start + min(slot, size - 1)]  // padded with the last pair
+                try statement.bind(Int32(slot * 2 + 1), pair.source)
+                try statement.bind(Int32(slot * 2 + 2), pair.target)
+            }
+            try statement.execute("unlinking")
+            start += size
+        }
+    }
+
+    /// Inserts links into a join table, a few dozen per statement.
+    private func insertLinks(_ table: String, _ sideA: Bool,
+                             _ rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)]) throws {
+        var start = 0
+        let columns = sideA ? "(\"a\", \"b\", \"a_pos\", \"b_pos\")" : "(\"b\", \"a\", \"b_pos\", \"a_pos\")"
+        for size in [Self.linksPerStatement, 8, 1] {
+            guard rows.count - start >= size else { continue }
+            let statement = try connection.prepared(
+                "INSERT OR FAIL INTO \(table) \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", "))
+            while rows.count - start >= size {
+                for slot in 0..<size {
+                    let row = rows[start + slot]
+                    let base = Int32(slot * 4)
+                    try statement.bind(base + 1, row.own)
+                    try statement.bind(base + 2, row.other)
+                    try statement.bind(base + 3, row.ownPosition)
+                    try statement.bind(base + 4, row.otherPosition)
+                }
+                try statement.execute("linking")
+                start += size
+            }
+        }
+    }
+}

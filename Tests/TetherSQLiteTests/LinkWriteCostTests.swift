@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import Tether
+@testable import TetherSQLite
+
+/// The SQLite store writes an import's links in set operations: the statements it runs per object
+/// do not grow with the number of objects, and the work per link does not grow with the number of
+/// links its target already has (a label shared by thousands of issues). Counted with the writing
+/// connection's statement meter (statements run, SQLite virtual-machine steps), not timed.
+@Suite struct LinkWriteCostTests {
+    static let schema = try! Schema {
+        Entity("Issue", identity: "id") {
+            Attribute("id", .int64)
+            Attribute("title", .string)
+            Relationship.toOne("user", "User", inverse: "issues")
+            Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
+            Relationship.toMany("assignees", "User", inverse: "assignments")
+        }
+        Entity("User", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("issues", "Issue", inverse: "user")
+            Relationship.toMany("assignments", "Issue", inverse: "assignees")
+        }
+        Entity("Label", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("issues", "Issue", inverse: "labels")
+        }
+    }
+
+    /// Issues `first ..< first + count`, each with a user, 1-3 of five shared labels and 0-2 assignees;
+    /// `version` changes the labels and assignees.
+    static func issues(_ range: Range<Int>, version: Int = 0) -> JSON {
+        .array(range.map { i in
+            let labels = (0..<(1 + (i + version) % 3)).map { JSON.object(["id": .int(Int64((i + $0 * 2 + version) % 5))]) }
+            let assignees = (0..<((i + version) % 3)).map { JSON.object(["id": .int(Int64(100 + (i * 7 + $0 + version) % 40))]) }
+            return .object(["id": .int(Int64(i)), "title": .string("issue \(i)"), "user": .object(["id": .int(Int64(100 + i % 40))]),
+                            "labels": .array(labels), "assignees": .array(assignees)])
+        })
+    }
+
+    /// The statements and steps of importing `payload` into `store`.
+    static func metered(_ store: SQLiteStore, _ client: Client, _ payload: JSON) async throws -> (statements: Int, steps: Int, result: ImportResult, bySQL: String) {
+        store.meterWrites(true)
+        defer { store.meterWrites(false) }
+        let result = try await client.import(payload, as: "Issue")
+        #expect(result.diagnostics.isEmpty)
+        let meter = store.writeMeter
+        return (meter.statements, meter.steps, result, store.writeMeterBySQL)
+    }
+
+    @Test func statementsPerObjectDoNotGrowWithTheNumberOfObjects() async throws {
+        var perObject: [Int: Double] = [:]
+        for n in [300, 3_000] {
+            let directory = try TemporaryDirectory()
+            let store = try SQLiteStore(path: directory.path())
+            let client = try Client.Builder(schema: Self.schema).store(store).build()
+            let insert = try await Self.metered(store, client, Self.issues(0..<n))
+            #expect(insert.result.inserted.count >= n)
+            // Every issue's labels and assignees change: the links that go and come.
+            let update = try await Self.metered(store, client, Self.issues(0..<n, version: 1))
+            #expect(update.result.updated.filter { $0.entity == "Issue" }.count == n)
+            perObject[n] = Double(insert.statements + update.statements) / Double(n)
+            // A few dozen links per statement: far fewer statements than objects.
+            if n == 3_000 {
+                #expect(insert.statements < n / 5, "insert of \(n): \(insert.statements) statements\n\(insert.bySQL)")
+                #expect(update.statements < n / 4, "update of \(n): \(update.statements) statements\n\(update.bySQL)")
+            }
+            // The graph is the payload's.
+            let issue = try #require(try await client.object("Issue", identity: .int(7)))
+            #expect(try await client.related("labels", of: issue.id).map { $0["id"] } == [.int(3), .int(0), .int(2)])
+            #expect(Set(try await client.related("assignees", of: issue.id).map { $0["id"] }) == [.int(110), .int(111)])
+        }
+        #expect(perObject[3_000]! <= perObject[300]! * 1.1, "statements per object: \(perObject)")
+    }
+
+    @Test func workPerLinkDoesNotGrowWithTheLinksItsTargetHas() async throws {
+        var stepsPerLink: [Int: Double] = [:]
+        for fanIn in [200, 8_000] {
+            let directory = try TemporaryDirectory()
+            let store = try SQLiteStore(path: directory.path())
+            let client = try Client.Builder(schema: Self.schema).store(store).build()
+            // One label shared by `fanIn` issues ...
+            let shared = JSON.array((0..<fanIn).map { .object(["id": .int(Int64($0)), "labels": .array([.object(["id": .int(1)])])]) })
+            _ = try await client.import(shared, as: "Issue")
+            // ... then 200 new issues linked to it, each with its own label after it.
+            let new = JSON.array((0..<200).map { i in
+                .object(["id": .int(Int64(1_000_000 + i)), "labels": .array([.object(["id": .int(1)]), .object(["id": .int(Int64(10 + i))])])])
+            })
+            let metered = try await Self.metered(store, client, new)
+            stepsPerLink[fanIn] = Double(metered.steps) / 400
+            let label = try #require(try await client.object("Label", identity: .int(1)))
+            let issues = try await client.related("issues", of: label.id)
+            #expect(issues.count == fanIn + 200)
+            // The new issues come last among the label's, in the order they were linked.
+            let expected: [Value?] = (0..<200).map { Value.int(Int64(1_000_000 + $0)) }
+            let newest: [Value?] = issues.suffix(200).map { $0["id"] }
+            #expect(newest == expected)
+        }
+        #expect(stepsPerLink[8_000]! < stepsPerLink[200]! * 1.25, "SQLite steps per link: \(stepsPerLink)")
+    }
+
+    @Test func aFileOfTheFirstFormatGetsThePositionIndexes() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        do {
+            let store = try SQLiteStore(path: path)
+            let client = try Client.Builder(schema: Self.schema).store(store).build()
+            _ = try await client.import(Self.issues(0..<20), as: "Issue")
+            // Back to format 1: one index on `b`, as Tether wrote join tables before.
+            try await store.writeSQL { db in
+                for table in ["Issue.labels", "Issue.assignees"] {
+                    try db.execute("DROP INDEX \"_tether_join_\(table)\"")
+                    try db.execute("DROP INDEX \"_tether_join_a_\(table)\"")
+                    try db.execute("CREATE INDEX \"_tether_join_\(table)\" ON \"\(table)\" (\"b\")")
+                }
+                guard case .string(let layout)? = try db.rows("SELECT value FROM _tether_schema WHERE key = 'layout'").first?["value"] else {
+                    Issue.record("no layout")
+                    return
+                }
+                try db.execute("UPDATE _tether_schema SET value = ? WHERE key = 'layout'",
+                               [.string(layout.replacingOccurrences(of: "\"format\":2", with: "\"format\":1"))])
+            }
+            store.close()
+        }
+        // A read-only store reads it as it is.
+        let readOnly = try SQLiteStore(path: path, readOnly: true)
+        let reader = try Client.Builder(schema: Self.schema).store(readOnly).build()
+        let issue = try #require(try await reader.object("Issue", identity: .int(7)))
+        #expect(try await reader.related("labels", of: issue.id).map { $0["id"] } == [.int(2), .int(4)])
+        readOnly.close()
+        // A writable store migrates it.
+        let store = try SQLiteStore(path: path)
+        let client = try Client.Builder(schema: Self.schema).store(store).build()
+        let indexes = try await store.readSQL { db in
+            try db.rows("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE '_tether_join%' ORDER BY name")
+                .map { row -> String in
+                    guard case .string(let name)? = row["name"], case .string(let sql)? = row["sql"] else { return "?" }
+                    return "\(name): \(sql)"
+                }
+        }
+        #expect(indexes.contains(#"_tether_join_Issue.labels: CREATE INDEX "_tether_join_Issue.labels" ON "Issue.labels" ("b", "b_pos")"#), "\(indexes)")
+        #expect(indexes.contains(#"_tether_join_a_Issue.labels: CREATE INDEX "_tether_join_a_Issue.labels" ON "Issue.labels" ("a", "a_pos")"#), "\(indexes)")
+        #expect(indexes.count == 4)
+        _ = try await client.import(Self.issues(0..<20, version: 1), as: "Issue")
+        let again = try #require(try await client.object("Issue", identity: .int(7)))
+        #expect(try await client.related("labels", of: again.id).map { $0["id"] } == [.int(3), .int(0), .int(2)])
+    }
+}
