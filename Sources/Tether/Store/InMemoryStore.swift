@@ -213,61 +213,93 @@ extension InMemoryStore {
 
     /// One side of a relationship's links, by the row ids of that side's entity.
     struct LinkSide: Sendable {
-        /// Each object has at most one partner: kept in one dense array by row id (0: none).
+        /// Each object has at most one partner: kept by row id (0: none), in chunks of
+        /// ``chunkRows`` objects like `many`.
         let toOne: Bool
-        private var one: [Int64] = []
-        private var many: [Int64: [Int64]] = [:]
+        private var one: [[Int64]] = []
+        /// A to-many side: each object's partners in order (empty: none), by row id, in chunks of
+        /// ``chunkRows`` objects. A transaction's first change to a chunk copies that chunk only
+        /// (and the list of chunks), not every object's links: a write costs what it changes, not
+        /// what the store holds.
+        private var many: [[[Int64]]] = []
+        static let chunkRows = 256
 
         init(toOne: Bool) { self.toOne = toOne }
 
         func targets(_ row: Int64) -> [Int64] {
             if toOne {
                 let i = Int(row - 1)
-                return i < one.count && one[i] != 0 ? [one[i]] : []
+                let partner = partner(i)
+                return partner != 0 ? [partner] : []
             }
-            return many[row] ?? []
+            let i = Int(row - 1)
+            let chunk = i / Self.chunkRows
+            return chunk < many.count ? many[chunk][i % Self.chunkRows] : []
+        }
+
+        /// The partner of the object at index `i` on a to-one side (0: none).
+        private func partner(_ i: Int) -> Int64 {
+            i / Self.chunkRows < one.count ? one[i / Self.chunkRows][i % Self.chunkRows] : 0
+        }
+
+        /// Makes room for `row` in `many`.
+        private mutating func reserve(_ row: Int64) {
+            let chunk = Int(row - 1) / Self.chunkRows
+            while many.count <= chunk { many.append(Array(repeating: [], count: Self.chunkRows)) }
         }
 
         /// The partner of `row` on a to-one side (nil: none).
         func target(_ row: Int64) -> Int64? {
             let i = Int(row - 1)
-            return i < one.count && one[i] != 0 ? one[i] : nil
+            let partner = partner(i)
+            return partner != 0 ? partner : nil
         }
 
         func isLinked(_ row: Int64) -> Bool {
+            let i = Int(row - 1)
             if toOne {
-                let i = Int(row - 1)
-                return i < one.count && one[i] != 0
+                return partner(i) != 0
             }
-            return many[row] != nil
+            let chunk = i / Self.chunkRows
+            return chunk < many.count && !many[chunk][i % Self.chunkRows].isEmpty
         }
 
         /// Replaces the partners of `row` (at most one on a to-one side).
         mutating func set(_ row: Int64, _ targets: [Int64]) {
             guard toOne else {
-                many[row] = targets.isEmpty ? nil : targets
+                let i = Int(row - 1)
+                if i / Self.chunkRows >= many.count {
+                    guard !targets.isEmpty else { return }
+                    reserve(row)
+                }
+                many[i / Self.chunkRows][i % Self.chunkRows] = targets
                 return
             }
             let i = Int(row - 1)
-            if i >= one.count {
+            if i / Self.chunkRows >= one.count {
                 guard !targets.isEmpty else { return }
-                one.append(contentsOf: repeatElement(0, count: Swift.max(i + 1 - one.count, one.count / 2)))
+                while one.count <= i / Self.chunkRows { one.append(Array(repeating: 0, count: Self.chunkRows)) }
             }
-            one[i] = targets.first ?? 0
+            one[i / Self.chunkRows][i % Self.chunkRows] = targets.first ?? 0
         }
 
         /// Adds `target` to the partners of `row` (replaces it on a to-one side).
         mutating func add(_ row: Int64, _ target: Int64) {
-            if toOne { set(row, [target]) } else { many[row, default: []].append(target) }
+            if toOne {
+                set(row, [target])
+            } else {
+                reserve(row)
+                let i = Int(row - 1)
+                many[i / Self.chunkRows][i % Self.chunkRows].append(target)
+            }
         }
 
         mutating func remove(_ row: Int64, _ target: Int64) {
+            let i = Int(row - 1)
             if toOne {
-                let i = Int(row - 1)
-                if i < one.count && one[i] == target { one[i] = 0 }
-            } else {
-                many[row]?.removeAll { $0 == target }
-                if many[row]?.isEmpty == true { many[row] = nil }
+                if partner(i) == target && target != 0 { one[i / Self.chunkRows][i % Self.chunkRows] = 0 }
+            } else if i / Self.chunkRows < many.count {
+                many[i / Self.chunkRows][i % Self.chunkRows].removeAll { $0 == target }
             }
         }
     }
