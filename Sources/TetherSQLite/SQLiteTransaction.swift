@@ -21,6 +21,8 @@ public final class SQLiteTransaction: StoreWriter {
     public let isWritable: Bool
     var changes = ChangeSet()
     private var finished = false
+    /// Whether `_tether_records` has rows, once read (nil: not read in this transaction).
+    private var remoteRecordsPresent: Bool?
 
     init(_ connection: Connection, _ layout: Layout, writable: Bool) {
         self.connection = connection
@@ -688,11 +690,21 @@ public final class SQLiteTransaction: StoreWriter {
             if isB { try clear(storage, row: id.rowID, sideA: false) }
         }
         try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
-        if layout.hasRemoteRecords {
+        if try mayHaveRemoteRecords() {
             try connection.run("DELETE FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?", [.text(id.entity), .int(id.rowID)],
                                context: "deleting the remote record of \(id)")
         }
         changes.recordDeletion(of: id)
+    }
+
+    /// Whether the file may hold remote records: read once per transaction (a delete then skips
+    /// the records table when it is empty, as it is for an app that never saves).
+    private func mayHaveRemoteRecords() throws -> Bool {
+        guard layout.hasRemoteRecords else { return false }
+        if let known = remoteRecordsPresent { return known }
+        let present = try !connection.query("SELECT 1 FROM \"_tether_records\" LIMIT 1", [], context: "reading remote records") { _ in true }.isEmpty
+        remoteRecordsPresent = present
+        return present
     }
 
     public func remoteRecord(of id: ObjectID) throws -> Data? {
@@ -708,6 +720,7 @@ public final class SQLiteTransaction: StoreWriter {
         let info = try info(id.entity)
         guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
         if let record {
+            remoteRecordsPresent = true
             try connection.run("INSERT OR REPLACE INTO \"_tether_records\" (\"entity\", \"row\", \"record\") VALUES (?, ?, ?)",
                                [.text(id.entity), .int(id.rowID), .blob(record)], context: "writing the remote record of \(id)")
         } else {
