@@ -118,6 +118,14 @@ public final class SQLiteStore: Store {
 
     var writeMeter: (statements: Int, steps: Int) { writer.withLock { $0?.meter ?? (0, 0) } }
 
+    /// The metered statements that write (INSERT, UPDATE, DELETE).
+    var writingStatements: Int {
+        writer.withLock { connection in
+            (connection?.meterBySQL ?? [:]).filter { ["INSERT", "UPDATE", "DELETE"].contains($0.key.prefix(6).uppercased()) }
+                .reduce(0) { $0 + $1.value.statements }
+        }
+    }
+
     /// The meter per SQL text, the costliest first (a failing test prints it).
     var writeMeterBySQL: String {
         writer.withLock { connection in

@@ -60,6 +60,10 @@ import Tether
             let update = try await Self.metered(store, client, Self.issues(0..<n, version: 1))
             #expect(update.result.updated.filter { $0.entity == "Issue" }.count == n)
             perObject[n] = Double(insert.statements + update.statements) / Double(n)
+            // The same payload again writes nothing: no link, no row.
+            let again = try await Self.metered(store, client, Self.issues(0..<n, version: 1))
+            #expect(again.result.updated.isEmpty && again.result.inserted.isEmpty)
+            #expect(store.writingStatements == 0, "an unchanged import wrote:\n\(again.bySQL)")
             // A few dozen links per statement: far fewer statements than objects.
             if n == 3_000 {
                 #expect(insert.statements < n / 5, "insert of \(n): \(insert.statements) statements\n\(insert.bySQL)")

@@ -21,7 +21,8 @@ let usage = """
                      refresh (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
-      --write FILE   write the generated workload of the first size to FILE (streaming) and exit
+      --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
+                     --only issues, the issues workload (and its update to FILE.v2)
 
     Each row runs in its own child process, so its peak RSS is its own.
     """
@@ -245,6 +246,13 @@ do {
         exit(0)
     }
     let options = try Options(arguments)
+    if let path = options.write, options.explicitKinds, options.kinds.allSatisfy(\.isIssues) {
+        // The issues workload: version 1 to FILE, version 2 (the update) beside it.
+        let bytes = try IssuesWorkload(count: options.sizes[0], seed: options.seed, version: 1).write(to: path)
+        try IssuesWorkload(count: options.sizes[0], seed: options.seed, version: 2).write(to: path + ".v2")
+        print("wrote \(options.sizes[0]) issues, \(bytes) bytes, to \(path) (and the update to \(path).v2)")
+        exit(0)
+    }
     if let path = options.write {
         let bytes = try Workload(count: options.sizes[0], seed: options.seed, version: 1).write(to: path)
         print("wrote \(options.sizes[0]) repositories, \(bytes) bytes, to \(path)")

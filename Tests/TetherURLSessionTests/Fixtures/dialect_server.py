@@ -187,6 +187,21 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self): self.handle_any("DELETE")
 
 
+def exit_with_parent():
+    # A test process that crashes cannot stop its servers; this one goes when its parent does
+    # (it would otherwise keep the test runner's output open, and the runner waiting for it).
+    import os, threading, time
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+exit_with_parent()
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
