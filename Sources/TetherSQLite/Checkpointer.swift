@@ -18,6 +18,9 @@ import Synchronization
 final class Checkpointer: Sendable {
     /// Log pages after which a commit asks for a checkpoint (SQLite's default for its own).
     static let threshold: Int32 = 1_000
+    /// Log pages after which the next write waits for the checkpoint before it begins (smaller
+    /// logs are checkpointed beside the writes that follow).
+    static let waitThreshold: Int32 = 4 * threshold
 
     private let path: String
     private let queue = DispatchQueue(label: "Tether.SQLiteStore.checkpoint", qos: .utility)
@@ -78,9 +81,10 @@ final class Checkpointer: Sendable {
     }
 
     /// Waits for a running checkpoint (and the one asked for after it) to finish. The store's
-    /// writes call this before they begin, so that a checkpoint never runs beside a write: the log
-    /// stays bounded, and a write that follows a large one closely pays what is left of its
-    /// checkpoint instead of reading through a growing log.
+    /// writes call this before they begin when the last commit left a large log
+    /// (``waitThreshold``), so that the log stays bounded: a write that follows a large one
+    /// closely pays what is left of its checkpoint instead of reading through a growing log. A
+    /// write after small commits runs beside the checkpoint (`PASSIVE` does not block it).
     func wait() {
         queue.sync {}
     }

@@ -229,7 +229,10 @@ public final class SQLiteStore: Store {
         let layout = try currentLayout()
         let (result, changes, logFrames) = try await writes.run { try writer.withLock { connection throws -> (T, ChangeSet, Int32) in
             guard let connection else { throw closedError() }
-            checkpointer?.wait()
+            // After a large commit, a write waits for its checkpoint (the log stays bounded); a
+            // small write runs beside one, so that the page an app imports every few seconds does
+            // not pay for the checkpoint its predecessors asked for.
+            if connection.logFrames >= Checkpointer.waitThreshold { checkpointer?.wait() }
             try connection.exec("BEGIN IMMEDIATE", "starting a write")
             let transaction = SQLiteTransaction(connection, layout, writable: true)
             do {
