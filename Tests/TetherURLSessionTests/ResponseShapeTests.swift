@@ -14,8 +14,14 @@ import TetherURLSession
         let port: Int
 
         static let script = """
-            import functools, http.server, os, sys
+            import functools, http.server, os, sys, threading, time
             root, portfile = sys.argv[1], sys.argv[2]
+            parent = os.getppid()
+            def watch():
+                # Gone with the test process, even one that crashed (it would hold its output open).
+                while os.getppid() == parent: time.sleep(0.5)
+                os._exit(0)
+            threading.Thread(target=watch, daemon=True).start()
             class Handler(http.server.SimpleHTTPRequestHandler):
                 def log_message(self, *args): pass
             server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=root))
