@@ -182,58 +182,44 @@ extension SQLiteTransaction {
         }
     }
 
-    /// Throws ``StoreError/Kind/objectNotFound`` unless every row is an object of `info`'s entity.
-    private func requireStored(_ info: Layout.EntityInfo, _ rows: [Int64]) throws {
-        var found = Set<Int64>(minimumCapacity: rows.count)
-        try chunked(rows) { chunk in
-            try connection.run("SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
-                               chunk.map { .int($0) }, context: "reading") { found.insert($0.int(0)) }
-        }
-        if let missing = rows.first(where: { !found.contains($0) }) {
-            throw StoreError(.objectNotFound, entity: info.entity.name, "no object \(ObjectID(entity: info.entity.name, rowID: missing))")
-        }
-    }
-
     /// Deletes links of a join table, a few dozen per statement.
     private func deleteLinks(_ table: String, _ own: String, _ other: String, _ pairs: [(source: Int64, target: Int64)]) throws {
-        var start = 0
-        while start < pairs.count {
-            let size = min(Self.linksPerStatement, pairs.count - start)
-            let size2 = [1, 8, Self.linksPerStatement].first { $0 >= size }!
-            let statement = try connection.prepared(
-                // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
-                // (`IN (VALUES …)` would scan the table).
-                "DELETE FROM \(table) WHERE (\(own), \(other)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
-                    + Array(repeating: "(?, ?)", count: size2).joined(separator: ", ") + "))")
-            for slot in 0..<size2 {
-                let pair = pairs[start + min(slot, size - 1)]  // padded with the last pair
-                try statement.bind(Int32(slot * 2 + 1), pair.source)
-                try statement.bind(Int32(slot * 2 + 2), pair.target)
-            }
-            try statement.execute("unlinking")
-            start += size
+        // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
+        // (`IN (VALUES …)` would scan the table).
+        try inStatements(of: pairs.count, "unlinking", { size in
+            "DELETE FROM \(table) WHERE (\(own), \(other)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
+                + Array(repeating: "(?, ?)", count: size).joined(separator: ", ") + "))"
+        }) { statement, slot, index in
+            try statement.bind(Int32(slot * 2 + 1), pairs[index].source)
+            try statement.bind(Int32(slot * 2 + 2), pairs[index].target)
         }
     }
 
     /// Inserts links into a join table, a few dozen per statement.
     private func insertLinks(_ table: String, _ sideA: Bool,
                              _ rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)]) throws {
-        var start = 0
         let columns = sideA ? "(\"a\", \"b\", \"a_pos\", \"b_pos\")" : "(\"b\", \"a\", \"b_pos\", \"a_pos\")"
-        for size in [Self.linksPerStatement, 8, 1] {
-            guard rows.count - start >= size else { continue }
-            let statement = try connection.prepared(
-                "INSERT OR FAIL INTO \(table) \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", "))
-            while rows.count - start >= size {
-                for slot in 0..<size {
-                    let row = rows[start + slot]
-                    let base = Int32(slot * 4)
-                    try statement.bind(base + 1, row.own)
-                    try statement.bind(base + 2, row.other)
-                    try statement.bind(base + 3, row.ownPosition)
-                    try statement.bind(base + 4, row.otherPosition)
-                }
-                try statement.execute("linking")
+        try inStatements(of: rows.count, "linking", { size in
+            "INSERT OR FAIL INTO \(table) \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
+        }) { statement, slot, index in
+            let base = Int32(slot * 4)
+            try statement.bind(base + 1, rows[index].own)
+            try statement.bind(base + 2, rows[index].other)
+            try statement.bind(base + 3, rows[index].ownPosition)
+            try statement.bind(base + 4, rows[index].otherPosition)
+        }
+    }
+
+    /// Runs statements of ``linksPerStatement`` rows, then of 8, then of one (`sql(size)` for each
+    /// size, so that three texts are prepared), binding row `index` at `slot` of its statement.
+    private func inStatements(of count: Int, _ context: String, _ sql: (_ size: Int) -> String,
+                              bind: (_ statement: Statement, _ slot: Int, _ index: Int) throws -> Void) throws {
+        var start = 0
+        for size in [Self.linksPerStatement, 8, 1] where count - start >= size {
+            let statement = try connection.prepared(sql(size))
+            while count - start >= size {
+                for slot in 0..<size { try bind(statement, slot, start + slot) }
+                try statement.execute(context)
                 start += size
             }
         }

@@ -229,6 +229,19 @@ public final class SQLiteTransaction: StoreWriter {
                                     context: "reading \(id)") { decodeObject(info, $0) }.first
     }
 
+    /// Throws ``StoreError/Kind/objectNotFound`` (naming the first missing one) unless every row
+    /// is an object of `info`'s entity: one read per 500 rows.
+    func requireStored(_ info: Layout.EntityInfo, _ rows: [Int64]) throws {
+        var found = Set<Int64>(minimumCapacity: rows.count)
+        try chunked(rows) { chunk in
+            try connection.run("SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
+                               chunk.map { .int($0) }, context: "reading") { found.insert($0.int(0)) }
+        }
+        if let missing = rows.first(where: { !found.contains($0) }) {
+            throw StoreError(.objectNotFound, entity: info.entity.name, "no object \(ObjectID(entity: info.entity.name, rowID: missing))")
+        }
+    }
+
     func exists(_ info: Layout.EntityInfo, _ rowID: Int64) throws -> Bool {
         try !connection.query("SELECT 1 FROM \(info.table) WHERE \"rowid\" = ?", [.int(rowID)], context: "reading") { _ in true }.isEmpty
     }
@@ -490,15 +503,7 @@ public final class SQLiteTransaction: StoreWriter {
                 }
                 wanted.insert(target.rowID)
             }
-            let destinationInfo = try self.info(destination)
-            var existing = Set<Int64>()
-            try chunked(Array(wanted)) { chunk in
-                try connection.run("SELECT \"rowid\" FROM \(destinationInfo.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
-                                   chunk.map { .int($0) }, context: "reading") { existing.insert($0.int(0)) }
-            }
-            if let missing = wanted.first(where: { !existing.contains($0) }) {
-                throw StoreError(.objectNotFound, entity: destination, "no object \(ObjectID(entity: destination, rowID: missing))")
-            }
+            try requireStored(self.info(destination), Array(wanted))
         }
         // Row ids are assigned here, after the largest the table ever had (as AUTOINCREMENT
         // would), so that several rows go in one statement: far less work per row for SQLite.
@@ -778,18 +783,7 @@ public final class SQLiteTransaction: StoreWriter {
             }
             if seen.insert(target.rowID).inserted { unique.append(target.rowID) }
         }
-        if !unique.isEmpty {
-            let destinationInfo = try self.info(destination)
-            var existing = Set<Int64>()
-            try chunked(unique) { chunk in
-                try connection.run("SELECT \"rowid\" FROM \(destinationInfo.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
-                                   chunk.map { .int($0) }, context: "reading") { existing.insert($0.int(0)) }
-            }
-            if let missing = unique.first(where: { !existing.contains($0) }) {
-                let target = ObjectID(entity: destination, rowID: missing)
-                throw StoreError(.objectNotFound, entity: destination, "no object \(target)")
-            }
-        }
+        if !unique.isEmpty { try requireStored(self.info(destination), unique) }
         let sourceToOne = sideA ? link.aToOne : link.bToOne
         let targetToOne = sideA ? link.bToOne : link.aToOne
         if sourceToOne && unique.count > 1 {
