@@ -43,18 +43,7 @@ import TetherURLSession
             try Data(Self.script.utf8).write(to: script)
             let portFile = folder.appendingPathComponent("port")
             process = try ChildProcess("/usr/bin/env", ["python3", script.path, root.path, portFile.path])
-            let deadline = ContinuousClock.now + .seconds(30)
-            var port: Int?
-            while port == nil {
-                port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0) }
-                if port != nil { break }
-                guard process.isRunning, ContinuousClock.now < deadline else {
-                    process.kill()
-                    throw TransportFaultTests.ServerDidNotStart()
-                }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            self.port = port!
+            port = try await awaitPorts(1, in: portFile, of: process)[0]
         }
 
         deinit {

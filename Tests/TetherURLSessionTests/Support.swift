@@ -108,3 +108,20 @@ func seed(_ client: Client, _ entity: String, _ json: JSON) async throws -> [Obj
 
 /// Directory of this test target's fixtures.
 let fixturesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+/// The ports a test server started with `process` writes (space-separated) to `file` once it
+/// listens: waits up to 30 s for `count` of them, killing the process if it stops or is late.
+func awaitPorts(_ count: Int, in file: URL, of process: ChildProcess) async throws -> [Int] {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while true {
+        if let text = try? String(contentsOf: file, encoding: .utf8) {
+            let ports = text.split(separator: " ").compactMap { Int($0) }
+            if ports.count == count { return ports }
+        }
+        guard process.isRunning, ContinuousClock.now < deadline else {
+            process.kill()
+            throw TransportFaultTests.ServerDidNotStart()
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}

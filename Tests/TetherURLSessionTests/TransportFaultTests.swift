@@ -212,19 +212,7 @@ import TetherURLSession
             let portFile = folder.appendingPathComponent("ports")
             let process = try ChildProcess("/usr/bin/env", ["python3", scriptURL.path, portFile.path, folder.appendingPathComponent("log").path])
             self.process = process
-            let deadline = ContinuousClock.now + .seconds(30)
-            var ports: [Int] = []
-            while ports.count != 2 {
-                if let text = try? String(contentsOf: portFile, encoding: .utf8) {
-                    ports = text.split(separator: " ").compactMap { Int($0) }
-                }
-                if ports.count == 2 { break }
-                guard process.isRunning, ContinuousClock.now < deadline else {
-                    process.kill()
-                    throw ServerDidNotStart()
-                }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            let ports = try await awaitPorts(2, in: portFile, of: process)
             (port, otherPort) = (ports[0], ports[1])
         }
 
