@@ -12,9 +12,10 @@ import Synchronization
 ///
 /// Layout: each entity is a table of rows by position (attribute values in schema order), kept in
 /// chunks of ``Table/chunkRows`` rows, with row ids counted per entity from 1; each relationship
-/// keeps its links by row id, a to-one side as one dense array. A transaction's first change to a
-/// chunk copies that chunk only, so changing one object of a large table costs a chunk, not the
-/// table, and an import appends rows without building a dictionary per object.
+/// keeps its links by row id in chunks of 256 objects too (``ChunkedColumn``). A transaction's
+/// first change to a chunk copies that chunk only, so changing one object of a large table, or
+/// one object's links, costs a chunk, not the table, and an import appends rows without building
+/// a dictionary per object.
 public final class InMemoryStore: Store {
     private let state = Mutex(State())
     /// Serialises writers; held for the whole transaction, separately from `state`, so that
@@ -212,75 +213,66 @@ extension InMemoryStore {
     }
 
     /// One side of a relationship's links, by the row ids of that side's entity.
+    /// Values by row id (row `r` at index `r - 1`), in chunks of ``chunkRows`` rows, `empty` past
+    /// the last chunk. A transaction's first change to a chunk copies that chunk only (and the
+    /// list of chunks), not every row's value: a write costs what it changes, not what the store
+    /// holds.
+    struct ChunkedColumn<Element: Sendable>: Sendable {
+        static var chunkRows: Int { 256 }
+        private var chunks: [[Element]] = []
+        let empty: Element
+
+        init(empty: Element) { self.empty = empty }
+
+        /// Whether `row` is within the chunks (its value may still be `empty`).
+        func holds(_ row: Int64) -> Bool { Int(row - 1) / Self.chunkRows < chunks.count }
+
+        subscript(row: Int64) -> Element {
+            let i = Int(row - 1)
+            return i / Self.chunkRows < chunks.count ? chunks[i / Self.chunkRows][i % Self.chunkRows] : empty
+        }
+
+        /// Changes the value of `row` in place, adding chunks to hold it.
+        mutating func update(_ row: Int64, _ body: (inout Element) -> Void) {
+            let i = Int(row - 1)
+            while chunks.count <= i / Self.chunkRows { chunks.append(Array(repeating: empty, count: Self.chunkRows)) }
+            body(&chunks[i / Self.chunkRows][i % Self.chunkRows])
+        }
+    }
+
     struct LinkSide: Sendable {
-        /// Each object has at most one partner: kept by row id (0: none), in chunks of
-        /// ``chunkRows`` objects like `many`.
+        /// Each object has at most one partner: kept by row id (0: none).
         let toOne: Bool
-        private var one: [[Int64]] = []
-        /// A to-many side: each object's partners in order (empty: none), by row id, in chunks of
-        /// ``chunkRows`` objects. A transaction's first change to a chunk copies that chunk only
-        /// (and the list of chunks), not every object's links: a write costs what it changes, not
-        /// what the store holds.
-        private var many: [[[Int64]]] = []
-        static let chunkRows = 256
+        private var one = ChunkedColumn<Int64>(empty: 0)
+        /// A to-many side: each object's partners in order (empty: none), by row id.
+        private var many = ChunkedColumn<[Int64]>(empty: [])
 
         init(toOne: Bool) { self.toOne = toOne }
 
         func targets(_ row: Int64) -> [Int64] {
-            if toOne {
-                let i = Int(row - 1)
-                let partner = partner(i)
-                return partner != 0 ? [partner] : []
-            }
-            let i = Int(row - 1)
-            let chunk = i / Self.chunkRows
-            return chunk < many.count ? many[chunk][i % Self.chunkRows] : []
-        }
-
-        /// The partner of the object at index `i` on a to-one side (0: none).
-        private func partner(_ i: Int) -> Int64 {
-            i / Self.chunkRows < one.count ? one[i / Self.chunkRows][i % Self.chunkRows] : 0
-        }
-
-        /// Makes room for `row` in `many`.
-        private mutating func reserve(_ row: Int64) {
-            let chunk = Int(row - 1) / Self.chunkRows
-            while many.count <= chunk { many.append(Array(repeating: [], count: Self.chunkRows)) }
+            guard toOne else { return many[row] }
+            let partner = one[row]
+            return partner != 0 ? [partner] : []
         }
 
         /// The partner of `row` on a to-one side (nil: none).
         func target(_ row: Int64) -> Int64? {
-            let i = Int(row - 1)
-            let partner = partner(i)
+            let partner = one[row]
             return partner != 0 ? partner : nil
         }
 
         func isLinked(_ row: Int64) -> Bool {
-            let i = Int(row - 1)
-            if toOne {
-                return partner(i) != 0
-            }
-            let chunk = i / Self.chunkRows
-            return chunk < many.count && !many[chunk][i % Self.chunkRows].isEmpty
+            toOne ? one[row] != 0 : !many[row].isEmpty
         }
 
         /// Replaces the partners of `row` (at most one on a to-one side).
         mutating func set(_ row: Int64, _ targets: [Int64]) {
-            guard toOne else {
-                let i = Int(row - 1)
-                if i / Self.chunkRows >= many.count {
-                    guard !targets.isEmpty else { return }
-                    reserve(row)
-                }
-                many[i / Self.chunkRows][i % Self.chunkRows] = targets
-                return
+            if targets.isEmpty && !(toOne ? one.holds(row) : many.holds(row)) { return }
+            if toOne {
+                one.update(row) { $0 = targets.first ?? 0 }
+            } else {
+                many.update(row) { $0 = targets }
             }
-            let i = Int(row - 1)
-            if i / Self.chunkRows >= one.count {
-                guard !targets.isEmpty else { return }
-                while one.count <= i / Self.chunkRows { one.append(Array(repeating: 0, count: Self.chunkRows)) }
-            }
-            one[i / Self.chunkRows][i % Self.chunkRows] = targets.first ?? 0
         }
 
         /// Adds `target` to the partners of `row` (replaces it on a to-one side).
@@ -288,18 +280,15 @@ extension InMemoryStore {
             if toOne {
                 set(row, [target])
             } else {
-                reserve(row)
-                let i = Int(row - 1)
-                many[i / Self.chunkRows][i % Self.chunkRows].append(target)
+                many.update(row) { $0.append(target) }
             }
         }
 
         mutating func remove(_ row: Int64, _ target: Int64) {
-            let i = Int(row - 1)
             if toOne {
-                if partner(i) == target && target != 0 { one[i / Self.chunkRows][i % Self.chunkRows] = 0 }
-            } else if i / Self.chunkRows < many.count {
-                many[i / Self.chunkRows][i % Self.chunkRows].removeAll { $0 == target }
+                if target != 0 && one[row] == target { one.update(row) { $0 = 0 } }
+            } else if many.holds(row) {
+                many.update(row) { $0.removeAll { $0 == target } }
             }
         }
     }
