@@ -32,8 +32,33 @@ extension Client {
         public var extensions: [any ClientExtension] = []
         /// Request hooks, resource URLs and paging (see Remote/RemoteConfiguration.swift).
         public var remote = RemoteConfiguration()
+        /// The layouts of the model types probed by ``init(models:entities:)``.
+        var modelLayouts = ModelLayoutCache()
 
         public init(schema: Schema) { self.schema = schema }
+
+        /// A builder for typed models (``EntityModel``): the schema is derived from the models
+        /// (plus any hand-declared `entities`), with what their descriptions say (JSON keys,
+        /// foreign keys, read-only properties) added to the builder.
+        ///
+        /// ```swift
+        /// let client = try Client.Builder(models: [User.self, Repository.self]).build()
+        /// ```
+        public init(models: [any EntityModel.Type], entities: [Entity] = []) throws {
+            let layouts = ModelLayoutCache()
+            self.init(schema: try Schema(models: models, entities: entities, layouts: layouts))
+            modelLayouts = layouts
+            for model in models {
+                func describe<M: EntityModel>(_ type: M.Type) throws {
+                    let layout = try layouts.layout(of: M.self)
+                    let overrides = try layout.keyOverrides()
+                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty { keyMappings.append(overrides) }
+                    let readOnly = try layout.readOnlyNames()
+                    if !readOnly.isEmpty { remote.readOnly[M.entityName, default: []].formUnion(readOnly) }
+                }
+                try describe(model)
+            }
+        }
 
         public func naming(_ naming: some NamingStrategy) -> Self { with { $0.naming = naming } }
         /// Adds a key mapping; mappings added earlier win over later ones.

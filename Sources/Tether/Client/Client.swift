@@ -32,6 +32,8 @@ public final class Client: Sendable {
     let refreshes = RemoteRefreshes()
     /// The validators of the one-page lists this client fetched, by URL.
     let listValidators = ListValidators()
+    /// The layouts of the typed models this client has read or written.
+    let modelLayouts: ModelLayoutCache
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema
@@ -48,6 +50,7 @@ public final class Client: Sendable {
         self.importOptions = builder.importOptions
         self.extensions = builder.extensions
         self.remote = builder.remote
+        self.modelLayouts = builder.modelLayouts.copy()
     }
 
     /// The extension of type `E` added with ``Builder/extending(with:)``.

@@ -1,0 +1,395 @@
+public import Foundation
+
+/// Typed models: the app's ``EntityModel`` structs in, the app's structs out, over the same
+/// engine as the string API (each call below is one of the string calls with the names filled in
+/// from the model).
+///
+/// **Depth rule.** Models returned by these calls have their relationships filled `depth` levels
+/// deep (default 1): the returned models carry their related models, and those carry attributes
+/// only (an optional to-one is nil, an array of models empty). Each level makes one batched
+/// ``StoreReader/related(_:of:)`` call per relationship, never one per object, and a finite depth
+/// keeps cycles (a user's repositories' owner) from recursing.
+extension Client {
+    // MARK: Import and read
+
+    /// Imports JSON bytes (an object or an array of objects) as `type`'s entity, in one
+    /// transaction, and returns the top-level models in payload order (a repeated object appears
+    /// once, where it first appeared).
+    @discardableResult
+    public func `import`<M: EntityModel>(_ data: Data, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil) async throws -> [M] {
+        try await self.import(JSON(parsing: data), as: type, depth: depth, options: options)
+    }
+
+    /// Imports a parsed JSON value as `type`'s entity and returns the top-level models in payload order.
+    @discardableResult
+    public func `import`<M: EntityModel>(_ json: JSON, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil) async throws -> [M] {
+        _ = try modelLayout(M.self)
+        let result = try await self.import(json, as: M.entityName, options: options)
+        return try await models(Array(result.objects), as: M.self, depth: depth)
+    }
+
+    /// The models matching `predicate`, sorted and limited.
+    public func fetch<M: EntityModel>(
+        _ type: M.Type, where predicate: ModelPredicate<M>? = nil, sortedBy sort: [ModelSort<M>] = [],
+        limit: Int? = nil, offset: Int = 0, depth: Int = 1
+    ) async throws -> [M] {
+        let query = try self.query(M.self, where: predicate, sortedBy: sort, limit: limit, offset: offset)
+        let reader = modelReader
+        return try await store.read { store in
+            let objects = try store.fetch(query)
+            let models = try reader.models(of: objects, as: M.self, reader: store, depth: max(0, depth))
+            return objects.compactMap { models[$0.id] }
+        }
+    }
+
+    /// The number of stored objects of `type`'s entity matching `predicate`.
+    public func count<M: EntityModel>(_ type: M.Type, where predicate: ModelPredicate<M>? = nil) async throws -> Int {
+        try await count(query(M.self, where: predicate, sortedBy: [], limit: nil, offset: 0))
+    }
+
+    /// The core query of a typed fetch: use it to observe or to mix with the string API.
+    public func query<M: EntityModel>(
+        _ type: M.Type, where predicate: ModelPredicate<M>? = nil, sortedBy sort: [ModelSort<M>] = [],
+        limit: Int? = nil, offset: Int = 0
+    ) throws -> Query {
+        let layout = try modelLayout(M.self)
+        return Query(M.entityName, where: try predicate?.build(layout), sortedBy: try sort.map { try $0.build(layout) },
+                     limit: limit, offset: offset)
+    }
+
+    /// The stored model with this identity (one value per identity attribute, converted as an
+    /// import converts identities: `"12"` finds the object whose integer `id` is 12), or nil.
+    public func model<M: EntityModel>(_ type: M.Type, identity: any Encodable & Sendable..., depth: Int = 1) async throws -> M? {
+        _ = try modelLayout(M.self)
+        var values: [Value] = []
+        for value in identity {
+            guard let stored = try ValueConversion.encode(any: value) else {
+                throw ModelError(.noIdentity, entity: M.entityName, "an identity value of \(M.self) is nil")
+            }
+            values.append(stored)
+        }
+        let key = try identityKey(M.entityName, values)
+        let reader = modelReader
+        return try await store.read { store in
+            guard let object = try store.objects(M.entityName, identities: [key])[key] else { return nil }
+            return try reader.models(of: [object], as: M.self, reader: store, depth: max(0, depth))[object.id]
+        }
+    }
+
+    /// The models of these objects, in the same order; ids that no longer exist are skipped.
+    /// Use it to turn an ``ImportResult``'s or a ``ResultsSnapshot``'s objects into structs.
+    public func models<M: EntityModel>(_ ids: [ObjectID], as type: M.Type, depth: Int = 1) async throws -> [M] {
+        let reader = modelReader
+        return try await store.read { store in
+            let models = try reader.models(ids, as: M.self, reader: store, depth: max(0, depth))
+            return ids.compactMap { models[$0] }
+        }
+    }
+
+    /// The stored object a model stands for, found by its identity; nil when the model has no
+    /// identity yet or nothing with it is stored.
+    public func objectID<M: EntityModel>(of model: M) async throws -> ObjectID? {
+        let layout = try modelLayout(M.self)
+        guard let key = try identityKey(of: model, layout: layout) else { return nil }
+        return try await store.read { try $0.objects(M.entityName, identities: [key])[key]?.id }
+    }
+
+    /// The model a to-one relationship of `model` leads to, read from the store.
+    public func related<M: EntityModel, D: EntityModel>(
+        _ keyPath: any KeyPath<M, D?> & Sendable, of model: M, depth: Int = 1
+    ) async throws -> D? {
+        let models: [D] = try await relatedModels(keyPath, of: model, depth: depth)
+        return models.first
+    }
+
+    /// The models a to-many relationship of `model` leads to, read from the store (in the
+    /// relationship's order when it is ordered).
+    public func related<M: EntityModel, D: EntityModel>(
+        _ keyPath: any KeyPath<M, [D]> & Sendable, of model: M, depth: Int = 1
+    ) async throws -> [D] {
+        try await relatedModels(keyPath, of: model, depth: depth)
+    }
+
+    private func relatedModels<M: EntityModel, D: EntityModel, V: Encodable & Sendable>(
+        _ keyPath: any KeyPath<M, V> & Sendable, of model: M, depth: Int
+    ) async throws -> [D] {
+        let name = try modelLayout(M.self).requireName(of: keyPath, for: "related")
+        let id = try await requireObjectID(of: model)
+        let reader = modelReader
+        return try await store.read { store in
+            let targets = try store.related(name, of: id)
+            let models = try reader.models(targets, as: D.self, reader: store, depth: max(0, depth))
+            return targets.compactMap { models[$0] }
+        }
+    }
+
+    // MARK: Server
+
+    /// GETs a list (every page) from a URL template and imports it in one transaction; returns
+    /// the listed models in the list's order. `"/users/octocat/repos"`, or a template whose
+    /// variables `source` fills: `client.fetch(Issue.self, from: "/repos/:fullName/issues", for: repository)`.
+    public func fetch<M: EntityModel>(
+        _ type: M.Type, from template: URLTemplate, options: ImportOptions? = nil, depth: Int = 1
+    ) async throws -> [M] {
+        _ = try modelLayout(M.self)
+        let result = try await fetchObjects(M.entityName, from: template, options: options)
+        return try await models(result.objects.map(\.id), as: M.self, depth: depth)
+    }
+
+    /// GETs a list from a URL template whose variables `source`'s properties fill.
+    public func fetch<M: EntityModel, S: EntityModel>(
+        _ type: M.Type, from template: URLTemplate, for source: S, options: ImportOptions? = nil, depth: Int = 1
+    ) async throws -> [M] {
+        _ = try modelLayout(M.self)
+        let id = try await requireObjectID(of: source)
+        let result = try await fetchObjects(M.entityName, from: template, for: id, options: options)
+        return try await models(result.objects.map(\.id), as: M.self, depth: depth)
+    }
+
+    /// GETs the list of a to-many relationship of `model` (from the relationship's URL, or
+    /// `template`), imports it and sets the relationship to exactly that list, in one
+    /// transaction (see ``fetchRelationship(_:of:from:options:)``).
+    public func fetch<M: EntityModel, D: EntityModel>(
+        _ keyPath: any KeyPath<M, [D]> & Sendable, of model: M, from template: URLTemplate? = nil,
+        options: ImportOptions? = nil, depth: Int = 1
+    ) async throws -> [D] {
+        let name = try modelLayout(M.self).requireName(of: keyPath, for: "fetch(_:of:)")
+        let id = try await requireObjectID(of: model)
+        let result = try await fetchRelationship(name, of: id, from: template, options: options)
+        return try await models(result.objects.map(\.id), as: D.self, depth: depth)
+    }
+
+    /// POSTs a new object made from `model` to its collection URL and imports the answer; returns
+    /// the stored model (with the identity the server assigned). An identity property that is nil
+    /// is not sent; neither is a read-only one. Related models (an optional model, an array of
+    /// models) must be stored already: they are linked, and URL templates can follow them
+    /// (`/repos/:repository.fullName/issues`). Nothing is stored unless the server accepts it.
+    @discardableResult
+    public func create<M: EntityModel>(_ model: M, options: ExportOptions = ExportOptions(), depth: Int = 1) async throws -> M {
+        let layout = try modelLayout(M.self)
+        let encoded = try EncodedModel(model, layout: layout)
+        let related = try await relatedIDs(of: encoded, layout: layout)
+        let object = try await create(M.entityName, values: encoded.values, related: related, options: options)
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// Writes `model`'s attributes (and its non-nil to-one relationships) into its stored object
+    /// and sends it with the entity's save method (a `PATCH` of what changed, see
+    /// ``save(_:options:)``). A property set to nil clears the attribute. Relationships are never
+    /// cleared by a save, and to-many relationships are not written: a model read at depth 0 has
+    /// empty arrays that say nothing about the server; change them with ``relationship(_:of:)``.
+    @discardableResult
+    public func save<M: EntityModel>(_ model: M, options: ExportOptions = ExportOptions(), depth: Int = 1) async throws -> M {
+        let id = try await writeLocally(model)
+        let object = try await save(id, options: options)
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// Saves `model` over the server's version named by `conflict` (a ``ConflictError`` of an
+    /// earlier save): the local changes win.
+    @discardableResult
+    public func save<M: EntityModel>(
+        _ model: M, overriding conflict: ConflictError, options: ExportOptions = ExportOptions(), depth: Int = 1
+    ) async throws -> M {
+        let id = try await writeLocally(model)
+        let object = try await save(id, overriding: conflict, options: options)
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// Writes `model` into its stored object without sending anything (see
+    /// ``updateLocally(_:setting:clearing:relating:)``); returns the object's id.
+    @discardableResult
+    public func updateLocally<M: EntityModel>(_ model: M) async throws -> ObjectID {
+        try await writeLocally(model)
+    }
+
+    /// DELETEs `model`'s object on the server, then locally (with its delete rules); returns
+    /// the HTTP status (see ``delete(_:)-(ObjectID)``).
+    @discardableResult
+    public func delete<M: EntityModel>(_ model: M) async throws -> Int {
+        try await delete(try await requireObjectID(of: model))
+    }
+
+    /// GETs `model`'s object from its item URL, merges the answer and returns the stored model.
+    public func refresh<M: EntityModel>(_ model: M, depth: Int = 1) async throws -> M {
+        let object = try await refresh(try await requireObjectID(of: model))
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// The remote operations of a to-many relationship of `model`: list, add, remove.
+    public func relationship<M: EntityModel, D: EntityModel>(
+        _ keyPath: any KeyPath<M, [D]> & Sendable, of model: M
+    ) -> ModelRelationship<M, D> {
+        ModelRelationship(client: self, source: model, name: { try $0.requireName(of: keyPath, for: "relationship") })
+    }
+
+    // MARK: Observation
+
+    /// Live results of a typed query: the models at once, then again after each committed
+    /// transaction that changes the result, with the difference for a table view. See
+    /// ``observe(_:sectionedBy:reading:)``.
+    public func observe<M: EntityModel>(
+        _ type: M.Type, where predicate: ModelPredicate<M>? = nil, sortedBy sort: [ModelSort<M>] = [], depth: Int = 1
+    ) throws -> ModelObservation<M> {
+        ModelObservation(client: self, observation: observe(try query(M.self, where: predicate, sortedBy: sort)), depth: depth)
+    }
+
+    // MARK: Helpers
+
+    var modelReader: ModelReader { ModelReader(schema: schema, layouts: modelLayouts) }
+
+    func modelLayout<M: EntityModel>(_ type: M.Type) throws(ModelError) -> ModelLayout<M> {
+        try modelLayouts.layout(of: M.self, in: schema)
+    }
+
+    private func identityKey<M: EntityModel>(of model: M, layout: ModelLayout<M>) throws -> IdentityKey? {
+        let encoded = try EncodedModel(model, layout: layout)
+        guard let identity = schema[M.entityName]?.identity, !identity.isEmpty else {
+            throw ModelError(.noIdentity, entity: M.entityName, "\(M.entityName) has no identity attribute: its models cannot be found by value")
+        }
+        var values: [Value] = []
+        for name in identity {
+            guard let value = encoded.values[name] else { return nil }
+            values.append(value)
+        }
+        return IdentityKey(values)
+    }
+
+    func requireObjectID<M: EntityModel>(of model: M) async throws -> ObjectID {
+        let layout = try modelLayout(M.self)
+        guard let key = try identityKey(of: model, layout: layout) else {
+            throw ModelError(.noIdentity, entity: M.entityName, "this \(M.self) has no identity yet: create it first")
+        }
+        guard let id = try await store.read({ try $0.objects(M.entityName, identities: [key])[key]?.id }) else {
+            throw ModelError(.notStored, entity: M.entityName, "no \(M.entityName) with identity \(key) is stored")
+        }
+        return id
+    }
+
+    private func requireModel<M: EntityModel>(_ id: ObjectID, as type: M.Type, depth: Int) async throws -> M {
+        guard let model = try await models([id], as: M.self, depth: depth).first else {
+            throw RequestError(.objectNotFound, entity: M.entityName, "\(id) vanished after the request")
+        }
+        return model
+    }
+
+    /// The ids of the stored objects `encoded`'s related models stand for, by relationship.
+    private func relatedIDs<M: EntityModel>(of encoded: EncodedModel, layout: ModelLayout<M>, toMany: Bool = true) async throws -> [String: [ObjectID]] {
+        var related: [String: [ObjectID]] = [:]
+        for (name, target) in encoded.toOne { related[name] = [try await requireObjectID(ofAny: target)] }
+        if toMany {
+            for (name, targets) in encoded.toMany where !targets.isEmpty {
+                var ids: [ObjectID] = []
+                for target in targets { ids.append(try await requireObjectID(ofAny: target)) }
+                related[name] = ids
+            }
+        }
+        return related
+    }
+
+    private func requireObjectID(ofAny model: any EntityModel) async throws -> ObjectID {
+        func find<D: EntityModel>(_ model: D) async throws -> ObjectID { try await requireObjectID(of: model) }
+        return try await find(model)
+    }
+
+    private func writeLocally<M: EntityModel>(_ model: M) async throws -> ObjectID {
+        let layout = try modelLayout(M.self)
+        let id = try await requireObjectID(of: model)
+        let encoded = try EncodedModel(model, layout: layout)
+        let identity = Set(schema[M.entityName]?.identity ?? [])
+        let related = try await relatedIDs(of: encoded, layout: layout, toMany: false)
+        let values = encoded.values.filter { !identity.contains($0.key) }
+        let cleared = encoded.nulls.filter { name in
+            !identity.contains(name) && layout[member: name].map { !$0.isRelationship } == true
+        }
+        try await updateLocally(id, setting: values, clearing: cleared, relating: related)
+        return id
+    }
+}
+
+/// The remote operations of one to-many relationship of one model (``Client/relationship(_:of:)``).
+public struct ModelRelationship<Model: EntityModel, Destination: EntityModel>: Sendable {
+    let client: Client
+    let source: Model
+    let name: @Sendable (ModelLayout<Model>) throws -> String
+
+    private func resource() async throws -> RelationshipResource {
+        let name = try self.name(try client.modelLayout(Model.self))
+        return client.relationship(name, of: try await client.requireObjectID(of: source))
+    }
+
+    /// GETs every page of the relationship's URL, imports the models and sets the relationship
+    /// to exactly them; returns them in the list's order.
+    @discardableResult
+    public func list(depth: Int = 1) async throws -> [Destination] {
+        let result = try await resource().list()
+        return try await client.models(result.objects.map(\.id), as: Destination.self, depth: depth)
+    }
+
+    /// POSTs `target` to the relationship's URL, merges the answer (it gets the identity the
+    /// server assigns when it had none) and links it; returns the stored model.
+    @discardableResult
+    public func add(_ target: Destination, options: ExportOptions = ExportOptions(), depth: Int = 1) async throws -> Destination {
+        let resource = try await resource()
+        let targetID: ObjectID
+        if let stored = try await client.objectID(of: target) {
+            targetID = stored
+        } else {
+            let layout = try client.modelLayout(Destination.self)
+            let encoded = try EncodedModel(target, layout: layout)
+            targetID = try await client.insertLocally(Destination.entityName, values: encoded.values).id
+        }
+        let object = try await resource.add(targetID, options: options)
+        guard let model = try await client.models([object.id], as: Destination.self, depth: depth).first else {
+            throw RequestError(.objectNotFound, entity: Destination.entityName, "\(object.id) vanished after the request")
+        }
+        return model
+    }
+
+    /// DELETEs the link on the server and unlinks `target` locally; returns how many objects
+    /// were deleted locally (0 when only the link went).
+    @discardableResult
+    public func remove(_ target: Destination) async throws -> Int {
+        try await resource().remove(try await client.requireObjectID(of: target))
+    }
+}
+
+/// Live results of a typed query (``Client/observe(_:where:sortedBy:depth:)``): an
+/// `AsyncSequence` of ``ModelResults``, the first at once.
+public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
+    public typealias Element = ModelResults<Model>
+    let client: Client
+    /// The core observation underneath (its query can be changed while observed).
+    public let observation: QueryObservation
+    let depth: Int
+
+    public func makeAsyncIterator() -> Iterator { Iterator(client: client, base: observation.makeAsyncIterator(), depth: depth) }
+
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let client: Client
+        var base: QueryObservation.Iterator
+        let depth: Int
+
+        public mutating func next() async throws -> ModelResults<Model>? {
+            guard let snapshot = try await base.next() else { return nil }
+            let models: [Model]
+            if depth == 0 {
+                let layout = try client.modelLayout(Model.self)
+                models = try snapshot.objects.map { try Model(from: ObjectDecoder(object: $0, layout: layout, related: [:], depth: 0)) }
+            } else {
+                models = try await client.models(snapshot.objects.map(\.id), as: Model.self, depth: depth)
+            }
+            return ModelResults(models: models, snapshot: snapshot)
+        }
+    }
+}
+
+/// One state of a ``ModelObservation``: the models, and the core snapshot with its sections and
+/// its difference from the previous state.
+public struct ModelResults<Model: EntityModel>: Sendable {
+    /// The models in the result's order. With depth above 0, relationships are read after the
+    /// snapshot; an object deleted meanwhile is missing here (and gone in the next state).
+    public let models: [Model]
+    public let snapshot: ResultsSnapshot
+    public var difference: ResultsDifference { snapshot.difference }
+}

@@ -1,0 +1,86 @@
+/// A condition on a model's properties, written with key paths and values the compiler checks:
+/// `.equal(\.login, "octocat") && .greater(\.createdAt, lastWeek)`. It becomes a core
+/// ``Condition`` on the entity's attributes, evaluated by the store.
+public struct ModelPredicate<Model: EntityModel>: Sendable {
+    let build: @Sendable (ModelLayout<Model>) throws -> Condition
+
+    init(_ build: @escaping @Sendable (ModelLayout<Model>) throws -> Condition) { self.build = build }
+
+    /// A core condition, for what key paths cannot say.
+    public static func condition(_ condition: Condition) -> Self { Self { _ in condition } }
+
+    private static func compare<V: Encodable & Sendable>(
+        _ keyPath: any KeyPath<Model, V> & Sendable, _ value: V, _ use: String,
+        _ make: @escaping @Sendable (String, Value) -> Condition, whenNil: (@Sendable (String) -> Condition)? = nil
+    ) -> Self {
+        Self { layout in
+            let name = try layout.requireAttributeName(of: keyPath, for: use)
+            guard let stored = try ValueConversion.encode(any: value) else {
+                guard let whenNil else {
+                    throw ModelError(.unconvertibleValue, entity: layout.entityName, member: name, "\(use) on \(layout.entityName).\(name) cannot compare with nil")
+                }
+                return whenNil(name)
+            }
+            return make(name, stored)
+        }
+    }
+
+    /// The property equals `value`; with `nil`, the attribute is unset.
+    public static func equal<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "equal", { .equal($0, $1) }, whenNil: { .isNull($0) })
+    }
+    /// The property differs from `value` (an unset attribute differs from every value); with
+    /// `nil`, the attribute is set.
+    public static func notEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "notEqual", { .notEqual($0, $1) }, whenNil: { .isNotNull($0) })
+    }
+    public static func less<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "less", { .less($0, $1) })
+    }
+    public static func lessOrEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "lessOrEqual", { .lessOrEqual($0, $1) })
+    }
+    public static func greater<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "greater", { .greater($0, $1) })
+    }
+    public static func greaterOrEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
+        compare(keyPath, value, "greaterOrEqual", { .greaterOrEqual($0, $1) })
+    }
+    /// The property is one of `values`.
+    public static func `in`<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ values: [V]) -> Self {
+        Self { layout in
+            let name = try layout.requireAttributeName(of: keyPath, for: "in")
+            return .in(name, try values.compactMap { try ValueConversion.encode(any: $0) })
+        }
+    }
+    /// The string property starts with `prefix` (case-sensitive).
+    public static func hasPrefix(_ keyPath: any KeyPath<Model, String> & Sendable, _ prefix: String) -> Self {
+        Self { .hasPrefix(try $0.requireAttributeName(of: keyPath, for: "hasPrefix"), prefix) }
+    }
+    public static func hasPrefix(_ keyPath: any KeyPath<Model, String?> & Sendable, _ prefix: String) -> Self {
+        Self { .hasPrefix(try $0.requireAttributeName(of: keyPath, for: "hasPrefix"), prefix) }
+    }
+    /// The string property contains `text` (case-sensitive).
+    public static func contains(_ keyPath: any KeyPath<Model, String> & Sendable, _ text: String) -> Self {
+        Self { .contains(try $0.requireAttributeName(of: keyPath, for: "contains"), text) }
+    }
+    public static func contains(_ keyPath: any KeyPath<Model, String?> & Sendable, _ text: String) -> Self {
+        Self { .contains(try $0.requireAttributeName(of: keyPath, for: "contains"), text) }
+    }
+
+    public static func && (lhs: Self, rhs: Self) -> Self { Self { .and([try lhs.build($0), try rhs.build($0)]) } }
+    public static func || (lhs: Self, rhs: Self) -> Self { Self { .or([try lhs.build($0), try rhs.build($0)]) } }
+    public static prefix func ! (predicate: Self) -> Self { Self { .not(try predicate.build($0)) } }
+}
+
+/// A sort key of a model: `.ascending(\.fullName)`, `.descending(\.createdAt)`.
+public struct ModelSort<Model: EntityModel>: Sendable {
+    let build: @Sendable (ModelLayout<Model>) throws -> Sort
+
+    public static func ascending<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
+        Self { Sort(try $0.requireAttributeName(of: keyPath, for: "ascending"), ascending: true) }
+    }
+    public static func descending<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
+        Self { Sort(try $0.requireAttributeName(of: keyPath, for: "descending"), ascending: false) }
+    }
+}
