@@ -66,6 +66,11 @@ let package = Package(
             dependencies: ["Tether", "TetherSQLite", "TetherURLSession"],
             path: "Examples/LiveList"
         ),
+        .executableTarget(
+            name: "Tasks",
+            dependencies: ["Tether", "TetherEntityMapper", "TetherURLSession"],
+            path: "Examples/Tasks"
+        ),
 
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
