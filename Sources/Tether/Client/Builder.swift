@@ -34,6 +34,8 @@ extension Client {
         public var remote = RemoteConfiguration()
         /// The layouts of the model types probed by ``init(models:entities:)``.
         var modelLayouts = ModelLayoutCache()
+        /// The handlers added with ``onEvent(_:)``.
+        var eventHandlers = EventHandlers()
 
         public init(schema: Schema) { self.schema = schema }
 
@@ -85,6 +87,14 @@ extension Client {
                 builder.extensions.removeAll { type(of: $0) == type(of: ext) }
                 builder.extensions.append(ext)
             }
+        }
+
+        /// Adds a handler of the client's ``ClientEvent``s: requests, retries, imports and failures,
+        /// without secrets. Handlers run synchronously after the work they report, in the order
+        /// added; keep them short. See Docs/Observability.md for adapters to swift-log and
+        /// swift-metrics.
+        public func onEvent(_ handler: @escaping @Sendable (ClientEvent) -> Void) -> Self {
+            with { $0.eventHandlers.handlers.append(handler) }
         }
 
         private func with(_ change: (inout Self) -> Void) -> Self {

@@ -34,6 +34,8 @@ public final class Client: Sendable {
     let listValidators = ListValidators()
     /// The layouts of the typed models this client has read or written.
     let modelLayouts: ModelLayoutCache
+    /// Where ``ClientEvent``s go.
+    let events: EventHandlers
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema
@@ -51,6 +53,7 @@ public final class Client: Sendable {
         self.extensions = builder.extensions
         self.remote = builder.remote
         self.modelLayouts = builder.modelLayouts.copy()
+        self.events = builder.eventHandlers
     }
 
     /// The extension of type `E` added with ``Builder/extending(with:)``.
@@ -75,11 +78,11 @@ public final class Client: Sendable {
         // The bytes are checked as they are read (as `JSON(parsing:)` would check them), a batch
         // at a time: a syntax error anywhere rolls the whole import back.
         let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await store.write { writer in
+        return try await writeImport(entity, bytes: data.count, { writer in
             try data.withUnsafeBytes { raw in
                 try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
             }
-        }
+        }, result: { $0 })
     }
 
     /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.
@@ -87,9 +90,9 @@ public final class Client: Sendable {
     public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await store.write { writer in
+        return try await writeImport(entity, { writer in
             try importer.run([(entity, json)], in: writer)
-        }
+        }, result: { $0 })
     }
 
     /// Imports a JSON file as `entity`, in one transaction, streaming it: the elements of a
@@ -100,8 +103,25 @@ public final class Client: Sendable {
         defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
         let stream = JSONStream(contentsOf: url)
-        return try await store.write { writer in
+        return try await writeImport(entity, { writer in
             try importer.run(stream, as: entity, in: writer)
+        }, result: { $0 })
+    }
+
+    /// Runs an import's write transaction and reports it to the event handlers once it has
+    /// committed (``ClientEvent/imported(_:)``) or failed (``ClientEvent/failure(_:)``).
+    func writeImport<T: Sendable>(
+        _ entity: String, bytes: Int? = nil, _ body: @Sendable (any StoreWriter) throws -> T, result: (T) -> ImportResult
+    ) async throws -> T {
+        guard events.isActive else { return try await store.write(body) }
+        let start = ContinuousClock.now
+        do {
+            let value = try await store.write(body)
+            events.emit(.imported(ImportEvent(entity: entity, result: result(value), duration: start.duration(to: .now), bytes: bytes)))
+            return value
+        } catch {
+            events.emit(.failure(FailureEvent(operation: .import, entity: entity, error: error)))
+            throw error
         }
     }
 
@@ -132,14 +152,14 @@ public final class Client: Sendable {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
         let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await store.write { writer in
+        return try await writeImport(entity, bytes: data.count, { writer in
             try Self.checkStored(parent, writer)
             let result = try data.withUnsafeBytes { raw in
                 try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
             }
             try Self.link(result, into: relationship, of: parent, link, toMany: toMany, writer)
             return result
-        }
+        }, result: { $0 })
     }
 
     /// Imports a parsed JSON value as the objects of one parent's relationship; see
@@ -152,12 +172,12 @@ public final class Client: Sendable {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
         let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await store.write { writer in
+        return try await writeImport(entity, { writer in
             try Self.checkStored(parent, writer)
             let result = try importer.run([(entity, json)], in: writer)
             try Self.link(result, into: relationship, of: parent, link, toMany: toMany, writer)
             return result
-        }
+        }, result: { $0 })
     }
 
     /// Whether the relationship to import into is to-many; throws when it cannot hold `entity`.
@@ -204,9 +224,9 @@ public final class Client: Sendable {
         defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions)
         let payloads = payloads.map { ($0.entity, $0.json) }
-        return try await store.write { writer in
+        return try await writeImport(payloads.first?.0 ?? "", { writer in
             try importer.run(payloads, in: writer)
-        }
+        }, result: { $0 })
     }
 
     // MARK: Reading

@@ -52,23 +52,41 @@ extension Client {
     /// ``TransportError``. Idempotent requests answered 429/502/503/504, or whose connection was
     /// lost, are sent again as the builder's ``RetryPolicy`` says (twice by default).
     public func send(_ request: TransportRequest, entity: String? = nil) async throws -> TransportResponse {
-        var retry = 0
+        var attempt = 0
         while true {
-            retry += 1
+            attempt += 1
             do {
-                return try await sendOnce(request, entity: entity)
+                return try await sendOnce(request, entity: entity, attempt: attempt)
             } catch let error as HTTPError {
                 let answer = TransportResponse(status: error.status, headers: error.headers, body: Data())
-                guard let wait = remote.retries.delay(before: retry, method: request.method, response: answer, error: nil) else { throw error }
+                guard let wait = remote.retries.delay(before: attempt, method: request.method, response: answer, error: nil) else {
+                    if error.status >= 400 { reportFailure(of: request, entity: entity, status: error.status, error) }
+                    throw error
+                }
+                events.emit(.retry(RetryEvent(method: request.method, url: Redaction.url(request.url), entity: entity, attempt: attempt + 1,
+                                              delay: wait, status: error.status, reason: "status \(error.status)")))
                 try await Task.sleep(for: wait)
             } catch let error as TransportError {
-                guard let wait = remote.retries.delay(before: retry, method: request.method, response: nil, error: error) else { throw error }
+                guard let wait = remote.retries.delay(before: attempt, method: request.method, response: nil, error: error) else {
+                    reportFailure(of: request, entity: entity, status: nil, error)
+                    throw error
+                }
+                events.emit(.retry(RetryEvent(method: request.method, url: Redaction.url(request.url), entity: entity, attempt: attempt + 1,
+                                              delay: wait, status: nil, reason: "\(error.kind)")))
                 try await Task.sleep(for: wait)
+            } catch {
+                reportFailure(of: request, entity: entity, status: nil, error)
+                throw error
             }
         }
     }
 
-    private func sendOnce(_ request: TransportRequest, entity: String?) async throws -> TransportResponse {
+    private func reportFailure(of request: TransportRequest, entity: String?, status: Int?, _ error: any Error) {
+        events.emit(.failure(FailureEvent(operation: .request, entity: entity, method: request.method, url: Redaction.url(request.url),
+                                          status: status, error: error)))
+    }
+
+    private func sendOnce(_ request: TransportRequest, entity: String?, attempt: Int) async throws -> TransportResponse {
         var request = request
         if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
         if request.body != nil, request.headers["Content-Type"] == nil {
@@ -79,17 +97,31 @@ extension Client {
             throw RequestError(.noTransport, entity: entity, "no transport is set\(entity.map { " for \($0)" } ?? "") in the builder")
         }
         let (method, url) = (request.method, request.url)
+        let start = events.isActive ? ContinuousClock.now : nil
+        func report(_ response: TransportResponse?, _ error: TransportError?) {
+            guard let start else { return }
+            events.emit(.request(RequestEvent(
+                method: method, url: Redaction.url(url), entity: entity, status: response?.status, duration: start.duration(to: .now),
+                requestBytes: request.body?.count ?? 0, responseBytes: response?.body.count ?? 0, attempt: attempt,
+                error: error.map { "\($0)" })))
+        }
         let response: TransportResponse
         do {
             response = try await transport.send(request)
         } catch let error as TransportError {
+            report(nil, error)
             throw error
         } catch is CancellationError {
-            throw TransportError(.cancelled, method: method, url: url, "the request was cancelled")
+            let error = TransportError(.cancelled, method: method, url: url, "the request was cancelled")
+            report(nil, error)
+            throw error
         } catch {
             // A custom transport's error may hold the request: its text keeps none of its secrets.
-            throw TransportError(.other, method: method, url: url, Redaction.scrub("\(error)", of: request))
+            let error = TransportError(.other, method: method, url: url, Redaction.scrub("\(error)", of: request))
+            report(nil, error)
+            throw error
         }
+        report(response, nil)
         guard response.isSuccess else { throw HTTPError(request: request, response: response) }
         return response
     }
@@ -178,14 +210,14 @@ extension Client {
                               message: "GET \(RemoteURL.redacted(url).absoluteString) answered \(page.items.count) \(entity) objects where one was expected")
         }
         let importer = try Importer(client: self, options: importOptions.single)
-        return try await store.write { writer in
+        return try await writeImport(entity, bytes: response.body.count, { writer in
             let result = try importer.run([(entity, json)], in: writer)
             guard let id = result.objects.first, let object = try writer.object(id) else {
                 throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
             }
             try Self.confirm(id, by: response, in: writer)
-            return object
-        }
+            return (object, result)
+        }, result: \.1).0
     }
 
     /// GETs a list, following every page (DRF's `{"count", "next", "results"}` envelope and
@@ -242,11 +274,11 @@ extension Client {
         }
         let importer = try Importer(client: self, options: options)
         let pages = fetched
-        let result = try await store.write { writer in
+        let result = try await writeImport(entity, { writer in
             let result = try importer.run([(entity, JSON.array(pages.items))], in: writer)
             return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages,
                                isComplete: pages.isComplete)
-        }
+        }, result: \.importResult)
         listValidators.remember(key, fetched, ids: result.objects.map(\.id))
         return result
     }
@@ -284,7 +316,7 @@ extension Client {
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let importer = try Importer(client: self, options: options)
         let pages = fetched
-        let result = try await store.write { writer in
+        let result = try await writeImport(declared.destination, { writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
@@ -293,7 +325,7 @@ extension Client {
             try writer.setRelated(relationship, of: id, to: targets)
             return (FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages),
                     try writer.related(relationship, of: id))
-        }
+        }, result: \.0.importResult)
         listValidators.remember(key, fetched, ids: result.1)
         return result.0
     }
