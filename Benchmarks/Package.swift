@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 // Tether's benchmark suite: its own package so that the Tether package itself stays free of
-// dependencies. Run it from this folder:
+// dependencies (GRDB, the typed-fetch rows' comparison, is the benchmark's alone). Run it from this folder:
 //
 //     swift run -c release tether-bench            # N = 1k, 10k, 100k
 //     swift run -c release tether-bench --smoke    # N = 1k once (CI)
@@ -23,6 +23,7 @@ let package = Package(
     ],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // The system SQLite for the hand-written baseline (Apple platforms use the SDK's SQLite3).
@@ -37,6 +38,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Tether", package: tetherPackage),
                 .product(name: "TetherSQLite", package: tetherPackage),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .target(name: "BenchSQLite3", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
             ],
             path: "Sources/TetherBench"

@@ -32,6 +32,9 @@ enum Kind: String, CaseIterable, Sendable {
     case refreshBaseline = "refresh-baseline"
     case refreshMemory = "refresh-memory"
     case refreshSQLite = "refresh-sqlite"
+    /// The stored repositories read back as Objects, as typed models and as GRDB records, in
+    /// one process, alternating round by round (issue 22).
+    case typedFetch = "typed-fetch"
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -44,6 +47,7 @@ enum Kind: String, CaseIterable, Sendable {
         "live": [.live, .observed],
         "issues": [.issuesBaseline, .issuesMemory, .issuesSQLite, .issuesStreamMemory, .issuesStreamSQLite],
         "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
+        "typed": [.typedFetch],
     ]
 
     var group: String {
@@ -65,6 +69,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .refreshBaseline: "baseline refresh: JSONDecoder+SQLite"
         case .refreshMemory: "Tether refresh: in-memory"
         case .refreshSQLite: "Tether refresh: SQLite"
+        case .typedFetch: "fetch: SQLite, Tether vs GRDB"
         }
     }
 
@@ -74,6 +79,8 @@ enum Kind: String, CaseIterable, Sendable {
 
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
+    /// Kinds whose passes run in one child process, alternating round by round.
+    var alternatesPasses: Bool { self == .typedFetch }
     var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
@@ -87,6 +94,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .stall, .observed: ["memory", "sqlite"]
         case .refreshBaseline, .refreshMemory, .refreshSQLite: ["30-issue page"]
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
+        case .typedFetch: TypedFetch.passes
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -116,6 +124,14 @@ struct RowResult: Codable, Sendable {
     var peakBytes: Int?
     /// False when the kernel would not reset the high-water mark: the peak then includes the setup.
     var peakIsPerPass: Bool
+    /// For a kind whose passes alternate in one child: each pass's runs and peak, in pass order.
+    var passes: [PassResult]? = nil
+
+    struct PassResult: Codable, Sendable {
+        var pass: String
+        var seconds: [Double]
+        var peakBytes: Int?
+    }
 }
 
 /// Runs each row in a fresh child process (this same binary with `--child`), so that the peak RSS
@@ -182,6 +198,7 @@ struct RowWorker {
 
     func run() async throws -> RowResult {
         let resettable = Memory.resetPeak()
+        if kind == .typedFetch { return try await runTypedFetch(peakIsPerPass: resettable) }
         var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
         for run in 0..<request.runs {
             if kind.isParse {
@@ -365,6 +382,22 @@ struct RowWorker {
         consumer.cancel()
         _ = try? await consumer.value
         if result.inserted.count < request.size { throw BenchmarkError("inserted \(result.inserted.count), expected \(request.size)") }
+    }
+
+    /// Every pass of the typed-fetch kind over one pair of databases: round r runs the passes in
+    /// order when r is even and backwards when odd, so that no pass always follows the same one.
+    private func runTypedFetch(peakIsPerPass: Bool) async throws -> RowResult {
+        let n = request.size
+        let databases = try await TypedFetch.prepare(payload: load(request.first), count: n)
+        try await TypedFetch.verify(databases, count: n)
+        var rows = TypedFetch.passes.map { Measurement(size: n, group: kind.group, pass: $0, objects: n, bytes: 0) }
+        for round in 0..<request.runs {
+            let order = round % 2 == 0 ? Array(rows.indices) : rows.indices.reversed()
+            for index in order { try await TypedFetch.run(rows[index].pass, databases, count: n, into: &rows[index]) }
+        }
+        return RowResult(
+            seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,
+            passes: rows.map { RowResult.PassResult(pass: $0.pass, seconds: $0.durations.map(\.seconds), peakBytes: $0.peakBytes) })
     }
 
     private func runBaseline(_ row: inout Measurement) throws {

@@ -18,7 +18,7 @@ let usage = """
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
       --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
-                     refresh (default: all), or single
+                     refresh, typed (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
@@ -118,6 +118,10 @@ struct Suite {
         for kind in options.kinds(at: payload.size) {
             if kind.isIssues && payload.issues == nil { continue }
             if !kind.isIssues && payload.first.isEmpty { continue }
+            if kind.alternatesPasses {
+                runAlternating(kind, payload)
+                continue
+            }
             let hasUpdate = kind.isIssues || payload.update != nil
             for pass in kind.passes(hasUpdate: hasUpdate, hasMissing: !kind.isIssues && payload.missing != nil) {
                 var row = Measurement(size: payload.size, group: kind.group, pass: pass,
@@ -149,6 +153,68 @@ struct Suite {
                     "  \(Format.pad(Format.count(row.size), 5)) \(Format.pad(row.group, 31, left: true)) "
                     + "\(Format.pad(pass, 20, left: true)) \(summary)  [\(String(format: "%.1f", took)) s]\n").utf8))
                 rows.append(row)
+            }
+        }
+    }
+
+    /// Runs every pass of `kind` in one child process (alternating round by round) and adds a
+    /// row per pass.
+    mutating func runAlternating(_ kind: Kind, _ payload: Payload) {
+        let request = RowRequest(
+            kind: kind.rawValue, pass: "all", size: payload.size, first: payload.first, update: payload.update,
+            missing: nil, runs: options.runs, batchSize: options.batchSize, seed: options.seed)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var rows = kind.passes(hasUpdate: false).map {
+            Measurement(size: payload.size, group: kind.group, pass: $0, objects: payload.size, bytes: 0)
+        }
+        do {
+            let result = try ChildProcess.run(request)
+            for pass in result.passes ?? [] {
+                guard let index = rows.firstIndex(where: { $0.pass == pass.pass }) else { continue }
+                rows[index].durations = pass.seconds.map { Duration.seconds($0) }
+                rows[index].peakBytes = pass.peakBytes
+                if !result.peakIsPerPass { rows[index].peakIncludesSetup = true }
+            }
+            for index in rows.indices where rows[index].durations.isEmpty { rows[index].failure = "the child reported no runs" }
+        } catch {
+            for index in rows.indices { rows[index].failure = "\(error)" }
+        }
+        let took = (clock.now - start).seconds
+        for row in rows {
+            let summary = row.failure.map { "FAILED: \($0)" }
+                ?? "\(Format.milliseconds(row.seconds)) ms, peak \(row.peakBytes.map(Format.megabytes) ?? "n/a") MB"
+            FileHandle.standardError.write(Data((
+                "  \(Format.pad(Format.count(row.size), 5)) \(Format.pad(row.group, 31, left: true)) "
+                + "\(Format.pad(row.pass, 20, left: true)) \(summary)  [\(String(format: "%.1f", took)) s, all passes]\n").utf8))
+        }
+        self.rows.append(contentsOf: rows)
+    }
+
+    /// The typed-fetch rows: time per row, and Tether typed over GRDB for each depth, per round
+    /// (the passes of a round ran next to each other) and over the best runs.
+    func printTypedFetch() {
+        let typed = rows.filter { $0.group == Kind.typedFetch.group && $0.failure == nil }
+        guard !typed.isEmpty else { return }
+        print("\nTyped fetch against GRDB (one process, passes alternating round by round; µs per row, median and best of \(options.runs)):")
+        for size in Set(typed.map(\.size)).sorted() {
+            let here = typed.filter { $0.size == size }
+            func row(_ pass: String) -> Measurement? { here.first { $0.pass == pass } }
+            for measured in here {
+                let perRow = { (seconds: Double) in String(format: "%6.2f", seconds * 1e6 / Double(measured.objects)) }
+                var line = "  N=\(Format.pad(Format.count(size), 5, left: true)) \(Format.pad(measured.pass, 14, left: true)) "
+                    + "median \(perRow(measured.seconds)) µs, best \(perRow(measured.durations.min()!.seconds)) µs"
+                if measured.pass.hasPrefix("typed"), let grdb = row(measured.pass.replacingOccurrences(of: "typed", with: "GRDB")) {
+                    let rounds = zip(measured.durations, grdb.durations).map { $0.seconds / $1.seconds }.sorted()
+                    let median = rounds[rounds.count / 2]
+                    let best = measured.durations.min()!.seconds / grdb.durations.min()!.seconds
+                    line += String(format: "   Tether typed / GRDB: %.2f× (median of the rounds' ratios), %.2f× (best / best)", median, best)
+                }
+                if measured.pass == "typed depth 0", let objects = row("Objects") {
+                    let rounds = zip(measured.durations, objects.durations).map { $0.seconds / $1.seconds }.sorted()
+                    line += String(format: "; / Objects: %.2f×", rounds[rounds.count / 2])
+                }
+                print(line)
             }
         }
     }
@@ -190,6 +256,7 @@ struct Suite {
         if rows.contains(where: \.peakIncludesSetup) {
             print("* the kernel would not reset the peak-RSS counter: this peak includes the pass's setup")
         }
+        printTypedFetch()
         let speedups = rows.filter { $0.group.hasPrefix("Tether") && $0.failure == nil }.compactMap { row in
             speedup(of: row).map { (row, $0) }
         }
