@@ -71,6 +71,11 @@ let package = Package(
             dependencies: ["Tether", "TetherEntityMapper", "TetherURLSession"],
             path: "Examples/Tasks"
         ),
+        .executableTarget(
+            name: "Departments",
+            dependencies: ["Tether", "TetherSQLite"],
+            path: "Examples/Departments"
+        ),
 
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
