@@ -84,7 +84,7 @@ let package = Package(
         .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite"], path: "Tests/SQLiteCrashHelper"),
         .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting", "TetherRails"], exclude: ["Fixtures"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
-        .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting", "TetherSQLite"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherRails", "TetherTesting"]),
         .testTarget(name: "TetherKeyPathsTests", dependencies: ["TetherKeyPaths", "TetherTesting"]),
         .testTarget(name: "TetherRouteTableTests", dependencies: ["TetherRouteTable", "TetherTesting"]),

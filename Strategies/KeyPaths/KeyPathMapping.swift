@@ -269,11 +269,19 @@ extension KeyPathMapping {
         return model
     }
 
-    /// The stored values of `model`'s mapped attributes (unset ones are left out).
+    /// The stored values of `model`'s mapped attributes (unset ones are left out), ready for
+    /// `client.create(entityName, values:)` or `client.updateLocally`.
+    ///
+    /// An identity attribute still holding the default instance's value (the `0` of
+    /// `var id: Int64 = 0` before the server assigned one) is unset: it is left out, so a create
+    /// never sends `"id": 0`. Declare the identity optional (`var id: Int64?`) to say so exactly.
     public func values(of model: Model) -> [String: Value] {
+        let placeholder = make()
         var values: [String: Value] = [:]
         for binding in members.attributes {
-            if let value = binding.get(model) { values[memberName(binding.name, binding.jsonKey)] = value }
+            guard let value = binding.get(model) else { continue }
+            if identityKeyPaths.contains(where: { $0 == binding.keyPath }), binding.get(placeholder) == value { continue }
+            values[memberName(binding.name, binding.jsonKey)] = value
         }
         return values
     }

@@ -19,7 +19,7 @@ import Foundation
 /// }
 ///
 /// let client = try Client.Builder(models: [User.self, Repository.self])
-///     .naming(SnakeCaseNaming())                 // fullName ↔ "full_name"
+///     .naming(RailsNaming())                     // TetherRails: fullName ↔ "full_name"
 ///     .build()
 /// let repositories = try await client.import(data, as: Repository.self)
 /// let recent = try await client.fetch(Repository.self, where: .greater(\.createdAt, lastWeek),
