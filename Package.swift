@@ -76,6 +76,11 @@ let package = Package(
             dependencies: ["Tether", "TetherSQLite"],
             path: "Examples/Departments"
         ),
+        .executableTarget(
+            name: "Routes",
+            dependencies: ["Tether", "TetherRouteTable", "TetherURLSession"],
+            path: "Examples/Routes"
+        ),
 
         // Tests: one Swift Testing target per module
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),

@@ -1,0 +1,212 @@
+// Routes: RSAPI's way of talking to an API, told with Tether's route tables (TetherRouteTable),
+// against the Rails server of ../shared/servers. One table holds the named routes (path
+// variables, method, entity, kind), the development and production base URLs, and RSAPI's
+// per-entity property exceptions (`site_admin` for `siteAdmin`, ...); typed models read what
+// each route imported.
+//
+// It calls a MANY route first (RSAPI's first-launch bootstrap: users and labels in one
+// transaction), then routes with path variables and query parameters, a POST whose parameters
+// become the JSON body, a DATA route (raw JSON, the store untouched), a DELETE, and a route the
+// server answers with 404.
+//
+// The Rails server, a scaffold, has no multi-entity endpoint, so `BootstrapEndpoint` below stands
+// in for one: it answers `GET /bootstrap` with `{"User": <GET /users>, "Label": <GET /labels>}`,
+// two real requests to the same server. Everything else goes to the server as it is.
+//
+//     bash .ci/servers.sh start          # or: ../shared/servers/rails/start.sh 3000
+//     swift run Routes                   # development: TETHER_RAILS_URL, default http://127.0.0.1:3000
+//     swift run Routes --production      # or TETHER_ENV=production: TETHER_RAILS_PRODUCTION_URL,
+//                                        # default https://api.example.com (not reachable from here)
+//     bash .ci/servers.sh stop
+
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Tether
+import TetherRouteTable
+import TetherURLSession
+
+// MARK: The models (the property exceptions are in the route table)
+
+struct User: EntityModel {
+    var id: Int64
+    var login: String
+    var name: String?
+    var siteAdmin: Bool?
+    var repositories: [Repository] = []
+}
+
+struct Repository: EntityModel {
+    var id: Int64
+    var name: String
+    var fullName: String?
+    var repositoryDescription: String?
+    var stars: Int64?
+    var owner: User?
+    var issues: [Issue] = []
+}
+
+struct Issue: EntityModel {
+    enum State: String, Codable, Sendable, CaseIterable { case open, closed }
+    var id: Int64
+    var number: Int64
+    var title: String
+    var body: String?
+    var state: State
+    var repository: Repository?
+    var labels: [Label] = []
+}
+
+struct Label: EntityModel {
+    var id: Int64
+    var name: String
+    var color: String?
+}
+
+// MARK: The route table
+
+func setting(_ name: String) -> String? {
+    ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+}
+
+let development = URL(string: setting("TETHER_RAILS_URL") ?? "http://127.0.0.1:3000")!
+let production = URL(string: setting("TETHER_RAILS_PRODUCTION_URL") ?? "https://api.example.com")!
+let environment: RouteTable.Environment =
+    CommandLine.arguments.contains("--production") || setting("TETHER_ENV") == "production" ? .production : .development
+
+let api = RouteTable(
+    development: development,
+    production: production,
+    keys: [
+        "User": RouteTable.EntityKeys(properties: ["siteAdmin": "site_admin"]),
+        "Repository": RouteTable.EntityKeys(properties: [
+            "fullName": "full_name", "repositoryDescription": "description", "stars": "stargazers_count",
+        ]),
+    ]
+) {
+    Route("bootstrap", .get, "/bootstrap", kind: .envelope)                               // MANY
+    Route("users", .get, "/users", entity: "User")
+    Route("user", .get, "/users/:id", entity: "User")
+    Route("userRepositories", .get, "/users/:owner_id/repositories", entity: "Repository")
+    Route("repositoryIssues", .get, "/repositories/:repository_id/issues", entity: "Issue")
+    Route("createIssue", .post, "/repositories/:repository_id/issues", entity: "Issue")
+    Route("deleteIssue", .delete, "/issues/:id", entity: "Issue")
+    Route("repositoryStats", .get, "/repositories/:id", entity: "Repository", kind: .data)  // DATA
+}
+
+/// Stands in for the multi-entity endpoint the Rails scaffold lacks: `GET <base>/bootstrap` is
+/// answered with `{"User": [...], "Label": [...]}` from the server's own `GET /users` and
+/// `GET /labels`. Every other request goes to the server unchanged.
+struct BootstrapEndpoint: Transport {
+    let next: any Transport
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard request.method == .get, request.url.lastPathComponent == "bootstrap" else { return try await next.send(request) }
+        var envelope: [String: JSON] = [:]
+        for (entity, path) in [("User", "users"), ("Label", "labels")] {
+            let part = TransportRequest(method: .get, url: request.url.deletingLastPathComponent().appendingPathComponent(path),
+                                        headers: request.headers)
+            let response = try await next.send(part)
+            guard response.isSuccess else { return response }
+            envelope[entity] = try JSON(parsing: response.body)
+        }
+        return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: JSON.object(envelope).serialized())
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    exit(1)
+}
+
+let client: Client
+do {
+    client = try Client.Builder(models: [User.self, Repository.self, Issue.self, Label.self])
+        .routes(api)
+        .environment(environment)
+        .transport(BootstrapEndpoint(next: URLSessionTransport(timeout: 10)))
+        .build()
+} catch {
+    fail("the client does not build: \(error)")
+}
+
+// MARK: Calls
+
+/// `GET /users/1/repositories?x=1 -> 200`, as sent.
+func line(_ result: RouteResult) -> String {
+    var text = "\(result.request.method) \(result.request.url.path(percentEncoded: true))"
+    if let query = result.request.url.query(percentEncoded: true) { text += "?\(query)" }
+    if let body = result.request.body { text += " \(String(decoding: body, as: UTF8.self))" }
+    return text + " -> \(result.status)"
+}
+
+/// The typed models of what a route imported.
+func models<M: EntityModel>(_ result: RouteResult, as type: M.Type) async throws -> [M] {
+    try await client.models(result.objects.map(\.id), as: M.self)
+}
+
+let base = client.baseURL?.absoluteString ?? "?"
+do {
+    let other = environment == .development ? "production \(production.absoluteString)" : "development \(development.absoluteString)"
+    print("Routes on \(base): the \(environment) base URL of the route table (\(other))")
+
+    // MANY: the envelope's arrays, each as its entity, in one transaction.
+    let bootstrap = try await client.call("bootstrap")
+    let byEntity = Dictionary(grouping: bootstrap.objects, by: \.id.entity).mapValues(\.count)
+    print("MANY \(line(bootstrap)): \(byEntity["User"] ?? 0) User and \(byEntity["Label"] ?? 0) Label objects in one transaction "
+        + "(\(bootstrap.importResult?.inserted.count ?? 0) inserted; the envelope is composed by BootstrapEndpoint)")
+
+    // Query parameters: what the template does not use goes in the query, escaped.
+    let found = try await client.call("users", parameters: ["login": "zoë-ünicode"])
+    let zoe = try await models(found, as: User.self)
+    print("\(line(found)): \(zoe.map { "\($0.login) (\($0.name ?? "no name"))" }.joined()); "
+        + "\(try await client.count(User.self)) users stored, one per id")
+
+    // Path variables, by foreign key: a user's repositories, with their owner.
+    let owned = try await client.call("userRepositories", parameters: ["owner_id": 1])
+    let repositories = try await models(owned, as: Repository.self).map { repository in
+        "\(repository.fullName ?? repository.name) (\(repository.stars ?? 0) stars, owner \(repository.owner?.login ?? "?"), "
+            + (repository.repositoryDescription.map { "\"\($0)\")" } ?? "no description)")
+    }
+    print("\(line(owned)): \(repositories.joined(separator: ", "))")
+
+    let open = try await client.call("repositoryIssues", parameters: ["repository_id": 1, "state": "open"])
+    for issue in try await models(open, as: Issue.self) {
+        print("\(line(open)): #\(issue.number) \(issue.title) [\(issue.labels.map(\.name).sorted().joined(separator: ", "))]")
+    }
+
+    // POST: the parameters the path does not use are the JSON body; the answer is imported.
+    let created = try await client.call("createIssue", parameters: [
+        "repository_id": 1, "title": "Routes example", "body": "Created through a route table", "user_id": 1, "label_ids": [2],
+    ])
+    guard let issue = try await models(created, as: Issue.self).first else { fail("the server's answer to createIssue holds no issue") }
+    print("\(line(created)): issue \(issue.id), #\(issue.number) in \(issue.repository?.fullName ?? "?") "
+        + "labelled \(issue.labels.map(\.name).joined(separator: ", ")), stored")
+
+    // DATA: the JSON comes back as it is; nothing is imported.
+    let stats = try await client.call("repositoryStats", parameters: ["id": 1])
+    let openCount = stats.json?["open_issues_count"]?.int64Value.map(String.init) ?? "?"
+    print("DATA \(line(stats)): open_issues_count \(openCount), stargazers_count "
+        + "\(stats.json?["stargazers_count"]?.int64Value.map(String.init) ?? "?") (raw JSON, \(stats.importResult == nil ? "nothing imported" : "imported?"))")
+
+    let deleted = try await client.call("deleteIssue", parameters: ["id": .int(issue.id)])
+    print("\(line(deleted)): issue \(issue.id) deleted on the server")
+
+    // An error status: an HTTPError with the status; nothing is written.
+    do {
+        _ = try await client.call("user", parameters: ["id": 999])
+        fail("GET /users/999 succeeded; the seeded server has no user 999")
+    } catch let error as HTTPError {
+        print("GET \(error.url.path(percentEncoded: true)) -> HTTP \(error.status), nothing written "
+            + "(\(try await client.count(User.self)) users stored)")
+    }
+} catch let error as TransportError {
+    fail("""
+        cannot reach the Rails server at \(base) (\(error.kind): \(error.message)).
+        \(environment == .development
+            ? "Start it with `bash .ci/servers.sh start` (or `../shared/servers/rails/start.sh 3000`), or point TETHER_RAILS_URL at a running one."
+            : "Set TETHER_RAILS_PRODUCTION_URL to a reachable production server, or leave out --production and TETHER_ENV=production.")
+        """)
+} catch {
+    fail("\(error)")
+}
