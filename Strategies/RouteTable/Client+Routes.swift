@@ -19,6 +19,37 @@ public struct RouteResult: Sendable {
 }
 
 extension Client {
+    /// Calls a route that imports objects and returns those of `type`'s entity as typed models
+    /// (``Tether/EntityModel``), in payload order, filled `depth` levels deep: what
+    /// ``call(_:parameters:headers:options:)`` imported, read back as structs.
+    ///
+    /// ```swift
+    /// let user = try await client.call("getUser", as: User.self, parameters: ["id": 42]).first
+    /// let users = try await client.call("sync", as: User.self)   // the users of an envelope
+    /// ```
+    ///
+    /// A route of another entity, or a data route, is a ``RouteError`` (`.entityMismatch`)
+    /// before anything is sent.
+    public func call<M: EntityModel>(
+        _ route: String, as type: M.Type, parameters: [String: JSON] = [:], headers: HTTPHeaders = [:],
+        options: ImportOptions? = nil, depth: Int = 1
+    ) async throws -> [M] {
+        if let definition = self.extension(RouteTable.self)?[route] {
+            switch definition.kind {
+            case .data:
+                throw RouteError(.entityMismatch, route: route,
+                                 "'\(route)' is a data route: it imports nothing to read as \(M.self); call(_:parameters:) returns its JSON")
+            case .objects where definition.entity != M.entityName:
+                throw RouteError(.entityMismatch, route: route,
+                                 "'\(route)' imports \(definition.entity ?? "no entity"), not \(M.entityName) (\(M.self))")
+            case .objects, .envelope:
+                break
+            }
+        }
+        let result = try await call(route, parameters: parameters, headers: headers, options: options)
+        return try await models(result.objects.lazy.filter { $0.id.entity == M.entityName }.map(\.id), as: M.self, depth: depth)
+    }
+
     /// Calls the route named `route` of the client's ``RouteTable``.
     ///
     /// Path variables are filled from `parameters`, each percent-escaped as exactly one path

@@ -21,6 +21,9 @@ public struct RouteError: Error, Sendable, CustomStringConvertible {
         public static let noTransport = Kind("noTransport")
         /// The response body is not JSON, or not the shape the route expects.
         public static let invalidResponse = Kind("invalidResponse")
+        /// A typed call (``Tether/Client/call(_:as:parameters:headers:options:depth:)``) of a route
+        /// that does not import the model's entity (another entity's route, or a data route).
+        public static let entityMismatch = Kind("entityMismatch")
         public var description: String { name }
     }
 

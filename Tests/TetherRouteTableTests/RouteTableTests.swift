@@ -368,3 +368,43 @@ func makeClient(_ transport: RecordingTransport, environment: RouteTable.Environ
         #expect(error?.parameter == "meta")
     }
 }
+
+/// Typed calls: a route's imported objects read back as EntityModel structs.
+@Suite struct TypedRouteCallTests {
+    struct User: EntityModel {
+        var id: Int64
+        var name: String
+        var avatarSm: URL?
+        var groups: [Group] = []
+    }
+    struct Group: EntityModel {
+        var id: Int64
+        var title: String
+        var members: [User] = []
+    }
+
+    @Test func routesReturnModels() async throws {
+        let transport = RecordingTransport()
+        transport.respond(.get, "/api/users/42", with: .json(#"{"user_id": 42, "name": "Ada", "avatar_sm": "https://img/42.png"}"#))
+        transport.respond(.get, "/api/sync", with: .json(#"{"User": [{"user_id": 7, "name": "Grace"}], "Group": [{"id": 1, "title": "Engines"}]}"#))
+        let typedTable = RouteTable(keys: ["User": RouteTable.EntityKeys(id: "user_id", properties: ["avatarSm": "avatar_sm"])]) {
+            Route("getUser", .get, "/api/users/:id", entity: "User")
+            Route("userStats", .get, "/api/users/:id/stats", entity: "User", kind: .data)
+            Route("sync", .get, "/api/sync", kind: .envelope)
+        }
+        let client = try Client.Builder(models: [User.self, Group.self]).routes(typedTable).transport(transport)
+            .baseURL(URL(string: "https://api.example.com")!).build()
+
+        let users = try await client.call("getUser", as: User.self, parameters: ["id": 42])
+        #expect(users.map(\.name) == ["Ada"] && users[0].avatarSm?.absoluteString == "https://img/42.png")
+        #expect(try await client.call("sync", as: Group.self).map(\.title) == ["Engines"])
+        #expect(try await client.fetch(User.self, sortedBy: [.ascending(\.id)]).map(\.name) == ["Grace", "Ada"])
+
+        let sent = transport.requests.count
+        let other = await #expect(throws: RouteError.self) { try await client.call("getUser", as: Group.self, parameters: ["id": 1]) }
+        #expect(other?.kind == .entityMismatch)
+        let data = await #expect(throws: RouteError.self) { try await client.call("userStats", as: User.self, parameters: ["id": 1]) }
+        #expect(data?.kind == .entityMismatch)
+        #expect(transport.requests.count == sent)   // nothing was sent
+    }
+}
