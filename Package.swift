@@ -62,6 +62,12 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .executableTarget(
+            name: "GitHubClient",
+            dependencies: ["Tether", "TetherRails", "TetherSQLite", "TetherTesting", "TetherURLSession"],
+            path: "Examples/GitHubClient",
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
             name: "LiveList",
             dependencies: ["Tether", "TetherSQLite", "TetherURLSession"],
             path: "Examples/LiveList"
