@@ -1,13 +1,13 @@
 // Routes: RSAPI's way of talking to an API, told with Tether's route tables (TetherRouteTable),
 // against the Rails server of ../shared/servers. One table holds the named routes (path
 // variables, method, entity, kind), the development and production base URLs, and RSAPI's
-// per-entity property exceptions (`site_admin` for `siteAdmin`, ...); typed models read what
-// each route imported.
+// per-entity property exceptions (`site_admin` for `siteAdmin`, ...); typed calls
+// (`client.call("users", as: User.self, parameters: ...)`) return what a route imported as models.
 //
 // It calls a MANY route first (RSAPI's first-launch bootstrap: users and labels in one
 // transaction), then routes with path variables and query parameters, a POST whose parameters
 // become the JSON body, a DATA route (raw JSON, the store untouched), a DELETE, and a route the
-// server answers with 404.
+// server answers with 404, printing each request as sent.
 //
 // The Rails server, a scaffold, has no multi-entity endpoint, so `BootstrapEndpoint` below stands
 // in for one: it answers `GET /bootstrap` with `{"User": <GET /users>, "Label": <GET /labels>}`,
@@ -114,6 +114,19 @@ struct BootstrapEndpoint: Transport {
     }
 }
 
+/// Prints each exchange in one line: method, path and query as sent, the body, the status.
+struct PrintingTransport: Transport {
+    let next: any Transport
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await next.send(request)
+        var line = "  \(request.method) \(request.url.path(percentEncoded: true))"
+        if let query = request.url.query(percentEncoded: true) { line += "?\(query)" }
+        if let body = request.body, !body.isEmpty { line += " \(String(decoding: body, as: UTF8.self))" }
+        print(line + " -> \(response.status)")
+        return response
+    }
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     exit(1)
@@ -124,26 +137,13 @@ do {
     client = try Client.Builder(models: [User.self, Repository.self, Issue.self, Label.self])
         .routes(api)
         .environment(environment)
-        .transport(BootstrapEndpoint(next: URLSessionTransport(timeout: 10)))
+        .transport(PrintingTransport(next: BootstrapEndpoint(next: URLSessionTransport(timeout: 10))))
         .build()
 } catch {
     fail("the client does not build: \(error)")
 }
 
 // MARK: Calls
-
-/// `GET /users/1/repositories?x=1 -> 200`, as sent.
-func line(_ result: RouteResult) -> String {
-    var text = "\(result.request.method) \(result.request.url.path(percentEncoded: true))"
-    if let query = result.request.url.query(percentEncoded: true) { text += "?\(query)" }
-    if let body = result.request.body { text += " \(String(decoding: body, as: UTF8.self))" }
-    return text + " -> \(result.status)"
-}
-
-/// The typed models of what a route imported.
-func models<M: EntityModel>(_ result: RouteResult, as type: M.Type) async throws -> [M] {
-    try await client.models(result.objects.map(\.id), as: M.self)
-}
 
 let base = client.baseURL?.absoluteString ?? "?"
 do {
@@ -153,52 +153,49 @@ do {
     // MANY: the envelope's arrays, each as its entity, in one transaction.
     let bootstrap = try await client.call("bootstrap")
     let byEntity = Dictionary(grouping: bootstrap.objects, by: \.id.entity).mapValues(\.count)
-    print("MANY \(line(bootstrap)): \(byEntity["User"] ?? 0) User and \(byEntity["Label"] ?? 0) Label objects in one transaction "
+    print("MANY bootstrap: \(byEntity["User"] ?? 0) User and \(byEntity["Label"] ?? 0) Label objects in one transaction "
         + "(\(bootstrap.importResult?.inserted.count ?? 0) inserted; the envelope is composed by BootstrapEndpoint)")
 
-    // Query parameters: what the template does not use goes in the query, escaped.
-    let found = try await client.call("users", parameters: ["login": "zoë-ünicode"])
-    let zoe = try await models(found, as: User.self)
-    print("\(line(found)): \(zoe.map { "\($0.login) (\($0.name ?? "no name"))" }.joined()); "
+    // Typed calls: the imported objects come back as models. A parameter the path does not use
+    // goes in the query, escaped.
+    let zoe = try await client.call("users", as: User.self, parameters: ["login": "zoë-ünicode"])
+    print("users (login zoë-ünicode): \(zoe.map { "\($0.login) (\($0.name ?? "no name"))" }.joined(separator: ", ")); "
         + "\(try await client.count(User.self)) users stored, one per id")
 
-    // Path variables, by foreign key: a user's repositories, with their owner.
-    let owned = try await client.call("userRepositories", parameters: ["owner_id": 1])
-    let repositories = try await models(owned, as: Repository.self).map { repository in
+    // Path variables, here by foreign key: a user's repositories, with their owner.
+    let repositories = try await client.call("userRepositories", as: Repository.self, parameters: ["owner_id": 1]).map { repository in
         "\(repository.fullName ?? repository.name) (\(repository.stars ?? 0) stars, owner \(repository.owner?.login ?? "?"), "
             + (repository.repositoryDescription.map { "\"\($0)\")" } ?? "no description)")
     }
-    print("\(line(owned)): \(repositories.joined(separator: ", "))")
+    print("userRepositories (owner_id 1): \(repositories.joined(separator: ", "))")
 
-    let open = try await client.call("repositoryIssues", parameters: ["repository_id": 1, "state": "open"])
-    for issue in try await models(open, as: Issue.self) {
-        print("\(line(open)): #\(issue.number) \(issue.title) [\(issue.labels.map(\.name).sorted().joined(separator: ", "))]")
-    }
+    let open = try await client.call("repositoryIssues", as: Issue.self, parameters: ["repository_id": 1, "state": "open"])
+    print("repositoryIssues (repository_id 1, state open): "
+        + open.map { "#\($0.number) \($0.title) [\($0.labels.map(\.name).sorted().joined(separator: ", "))]" }.joined(separator: ", "))
 
     // POST: the parameters the path does not use are the JSON body; the answer is imported.
-    let created = try await client.call("createIssue", parameters: [
+    let created = try await client.call("createIssue", as: Issue.self, parameters: [
         "repository_id": 1, "title": "Routes example", "body": "Created through a route table", "user_id": 1, "label_ids": [2],
     ])
-    guard let issue = try await models(created, as: Issue.self).first else { fail("the server's answer to createIssue holds no issue") }
-    print("\(line(created)): issue \(issue.id), #\(issue.number) in \(issue.repository?.fullName ?? "?") "
+    guard let issue = created.first else { fail("the server's answer to createIssue holds no issue") }
+    print("createIssue (repository_id 1): issue \(issue.id), #\(issue.number) in \(issue.repository?.fullName ?? "?") "
         + "labelled \(issue.labels.map(\.name).joined(separator: ", ")), stored")
 
     // DATA: the JSON comes back as it is; nothing is imported.
     let stats = try await client.call("repositoryStats", parameters: ["id": 1])
-    let openCount = stats.json?["open_issues_count"]?.int64Value.map(String.init) ?? "?"
-    print("DATA \(line(stats)): open_issues_count \(openCount), stargazers_count "
-        + "\(stats.json?["stargazers_count"]?.int64Value.map(String.init) ?? "?") (raw JSON, \(stats.importResult == nil ? "nothing imported" : "imported?"))")
+    let number = { (key: String) in stats.json?[key]?.int64Value.map(String.init) ?? "?" }
+    print("DATA repositoryStats (id 1): open_issues_count \(number("open_issues_count")), stargazers_count "
+        + "\(number("stargazers_count")) (raw JSON, \(stats.importResult == nil ? "nothing imported" : "imported"))")
 
     let deleted = try await client.call("deleteIssue", parameters: ["id": .int(issue.id)])
-    print("\(line(deleted)): issue \(issue.id) deleted on the server")
+    print("deleteIssue (id \(issue.id)): HTTP \(deleted.status), deleted on the server")
 
     // An error status: an HTTPError with the status; nothing is written.
     do {
-        _ = try await client.call("user", parameters: ["id": 999])
+        _ = try await client.call("user", as: User.self, parameters: ["id": 999])
         fail("GET /users/999 succeeded; the seeded server has no user 999")
     } catch let error as HTTPError {
-        print("GET \(error.url.path(percentEncoded: true)) -> HTTP \(error.status), nothing written "
-            + "(\(try await client.count(User.self)) users stored)")
+        print("user (id 999): HTTP \(error.status), nothing written (\(try await client.count(User.self)) users stored)")
     }
 } catch let error as TransportError {
     fail("""
