@@ -72,7 +72,7 @@ import Tether
                 try writer.update(id, setting: ["name": .string("after")], clearing: [])
                 flags.entered.store(true, ordering: .releasing)
                 // Hold the transaction open (bounded) until the reader has looked.
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(120)
                 while !flags.released.load(ordering: .acquiring) && ContinuousClock.now < deadline { usleep(1_000) }
             }
         }
