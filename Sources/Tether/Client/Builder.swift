@@ -157,7 +157,15 @@ extension Client {
                 }
                 var attributes = entity.attributes.map { AttributeMapping(attribute: $0, keyPath: keyPath($0.name)) }
                 var relationships = entity.relationships.map { relationship in
-                    var foreignKey = naming.foreignKey(for: relationship, in: entity.name)
+                    // The foreign key follows the relationship's JSON key: mapped to "labels",
+                    // the model's `tags` travel as ids under "label_ids" (the naming's foreign key
+                    // of the name the JSON key stands for), not "tag_ids".
+                    var named = relationship
+                    let path = keyPath(relationship.name)
+                    if path.isSingleKey, let key = path.components.first, key != naming.jsonKey(for: relationship.name, in: entity.name) {
+                        named.name = naming.modelName(for: key, in: entity.name)
+                    }
+                    var foreignKey = naming.foreignKey(for: named, in: entity.name)
                     for mapping in keyMappings {
                         if let key = mapping.foreignKey(for: relationship.name, in: entity.name) {
                             foreignKey = key
