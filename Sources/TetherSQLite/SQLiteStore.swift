@@ -7,7 +7,7 @@ public import Foundation
 public import Tether
 import Synchronization
 
-/// A persistent ``Store`` in one SQLite file: the default store for apps.
+/// A persistent `Store` in one SQLite file: the default store for apps.
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "/path/to/app.sqlite")
@@ -15,14 +15,14 @@ import Synchronization
 /// ```
 ///
 /// Each entity is a table with one typed column per attribute and a `rowid` primary key (the
-/// ``ObjectID/rowID``); the identity has a unique index. A to-one relationship is a foreign-key
+/// `ObjectID.rowID`); the identity has a unique index. A to-one relationship is a foreign-key
 /// column; to-many and many-to-many relationships without a to-one side use a join table, which
 /// keeps the order of ordered relationships. See Docs/Stores.md for the file format and migrations.
 ///
 /// The file runs in WAL mode with two connections: writes are serialised on one, each
 /// ``write(_:)`` being one transaction, and reads run on the other, seeing the last committed
 /// state even while a write is in progress. Each connection's transactions run on a thread of the
-/// store's own (``StoreExecutor``), never on a thread of Swift's cooperative pool.
+/// store's own (`StoreExecutor`), never on a thread of Swift's cooperative pool.
 public final class SQLiteStore: Store {
     /// The path of the database file.
     public let path: String
@@ -41,9 +41,10 @@ public final class SQLiteStore: Store {
     /// Opens (creating if needed) the database at `path`.
     ///
     /// - Parameters:
+    ///   - path: the database file; its `-wal` and `-shm` files live beside it.
     ///   - busyTimeout: how long to wait for another process's lock before failing with a
-    ///     ``StoreError/Kind/storage`` error.
-    ///   - readOnly: open the file for reading only; writes fail with a ``StoreError/Kind/storage``
+    ///     `StoreError.Kind.storage` error.
+    ///   - readOnly: open the file for reading only; writes fail with a `StoreError.Kind.storage`
     ///     error. A file the process may not write to is opened read-only too.
     ///   - cacheSize: the most memory, in bytes (not negative), each of the two connections may
     ///     keep in its page cache (SQLite's `cache_size`). Pages are cached as they are read, so a
@@ -84,7 +85,7 @@ public final class SQLiteStore: Store {
 
     /// Checkpoints the write-ahead log into the database file and closes both connections, so that
     /// the `.sqlite` file alone holds everything committed (its `-wal` and `-shm` files are
-    /// removed). Later calls throw a ``StoreError/Kind/storage`` error. Closing is also done when
+    /// removed). Later calls throw a `StoreError.Kind.storage` error. Closing is also done when
     /// the store is deinitialised.
     public func close() {
         checkpointer?.close()
@@ -223,7 +224,7 @@ public final class SQLiteStore: Store {
     }
 
     /// Runs `body` in one write transaction with access to SQL (``SQLiteTransaction/execute(_:_:)``
-    /// as well as the ``StoreWriter`` methods). Changes made with raw SQL are not announced on
+    /// as well as the `StoreWriter` methods). Changes made with raw SQL are not announced on
     /// ``changes()``.
     public func writeSQL<T: Sendable>(_ body: (SQLiteTransaction) throws -> T) async throws -> T {
         let layout = try currentLayout()

@@ -6,7 +6,7 @@ import CSQLite
 import Foundation
 public import Tether
 
-/// A transaction of a ``SQLiteStore``: the ``StoreWriter`` (or, in a read, the ``StoreReader``) the
+/// A transaction of a ``SQLiteStore``: the `StoreWriter` (or, in a read, the `StoreReader`) the
 /// store hands to a body, with access to SQL. Not to be kept after the body returns.
 ///
 /// ```swift
@@ -103,7 +103,7 @@ public final class SQLiteTransaction: StoreWriter {
         return result
     }
 
-    /// Compares each given value with the column where SQLite keeps it (``Codec/matches(_:_:_:as:)``):
+    /// Compares each given value with the column where SQLite keeps it (`Codec.matches(_:_:_:as:)`):
     /// no stored value is built, and only the attributes some row gives are read. A to-one
     /// relationship kept as a column of the entity's table is read in the same statement; the
     /// others with ``related(_:of:)``.

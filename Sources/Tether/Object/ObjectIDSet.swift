@@ -4,7 +4,7 @@
 /// big import inserts or updates form a handful of runs: a million inserted objects cost a few
 /// bytes, not a hash table entry each, which keeps the memory of a big transaction bounded.
 ///
-/// It behaves like `Set<ObjectID>` (``SetAlgebra``, array literals, `contains`, `insert`,
+/// It behaves like `Set<ObjectID>` (`SetAlgebra`, array literals, `contains`, `insert`,
 /// `remove`, `union`, `subtracting`, ...). Inserting the row id that follows the last one of an
 /// entity is O(1) amortised, `contains` is O(log runs), and removing an id from the middle of a
 /// run splits the run. Iteration is ordered by entity name, then row id; two sets are equal when

@@ -3,6 +3,8 @@ extension Client {
     /// after each committed transaction that changes it. See ``QueryObservation``.
     ///
     /// - Parameters:
+    ///   - query: the entity, condition, sort and window to observe; change it later with
+    ///     ``QueryObservation/change(where:sortedBy:)`` or ``QueryObservation/change(_:)``.
     ///   - sectionKey: an attribute that groups the results in sections; the results are sorted
     ///     by it first (ascending) unless the query's first sort key is it.
     ///   - properties: the attributes the observer reads (nil: all of them). A change of any other

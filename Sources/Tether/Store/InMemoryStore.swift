@@ -11,11 +11,10 @@ import Synchronization
 /// Swift's cooperative pool.
 ///
 /// Layout: each entity is a table of rows by position (attribute values in schema order), kept in
-/// chunks of ``Table/chunkRows`` rows, with row ids counted per entity from 1; each relationship
-/// keeps its links by row id in chunks of 256 objects too (``ChunkedColumn``). A transaction's
-/// first change to a chunk copies that chunk only, so changing one object of a large table, or
-/// one object's links, costs a chunk, not the table, and an import appends rows without building
-/// a dictionary per object.
+/// chunks of 256 rows, with row ids counted per entity from 1; each relationship keeps its links
+/// by row id in chunks of 256 objects too. A transaction's first change to a chunk copies that
+/// chunk only, so changing one object of a large table, or one object's links, costs a chunk,
+/// not the table, and an import appends rows without building a dictionary per object.
 public final class InMemoryStore: Store {
     private let state = Mutex(State())
     /// Serialises writers; held for the whole transaction, separately from `state`, so that

@@ -72,7 +72,7 @@ public protocol StoreReader {
 
 /// Writing inside ``Store/write(_:)``.
 public protocol StoreWriter: StoreReader {
-    /// Inserts a new object. Throws ``StoreError/duplicateIdentity`` when an object with the same
+    /// Inserts a new object. Throws ``StoreError/Kind/duplicateIdentity`` when an object with the same
     /// identity exists.
     @discardableResult
     func insert(_ entity: String, values: [String: Value]) throws -> Object
@@ -206,7 +206,7 @@ public struct ChangeSet: Sendable, Hashable {
         recordUpdate(of: CollectionOfOne(id), properties: properties)
     }
 
-    /// Records that one property of `id` changed (see ``recordUpdate(of:properties:)``).
+    /// Records that one property of `id` changed (see ``recordUpdate(of:properties:)-(Sequence<ObjectID>,_)``).
     public mutating func recordUpdate(of id: ObjectID, property: String) {
         guard !inserted.contains(id) else { return }
         updated.insert(id)
