@@ -18,15 +18,18 @@ import Synchronization
 /// `bodyFormat` is `json` (the body is inline JSON), `text` (a UTF-8 string) or `base64`; a
 /// missing or null body is empty. Credentials are written as `<redacted>` (see ``json()``).
 public struct RecordedExchange: Sendable, Hashable {
+    /// The request as it was sent (its credentials redacted when read back from a file).
     public var request: TransportRequest
+    /// The answer the server gave, which ``ReplayTransport`` serves again.
     public var response: TransportResponse
 
+    /// An exchange made of a request and its answer, to record or to replay.
     public init(request: TransportRequest, response: TransportResponse) {
         self.request = request
         self.response = response
     }
 
-    /// The file contents. Secrets are written as `<redacted>` (``Redaction``): credential
+    /// The file contents. Secrets are written as `<redacted>` (`Redaction`): credential
     /// headers of the request and response (`Authorization`, `Cookie`, `Set-Cookie`, …), and
     /// the URL's password and secret query values (`access_token=<redacted>`).
     public func json() -> JSON {
@@ -92,8 +95,13 @@ public struct RecordedExchange: Sendable, Hashable {
 
 /// A recorded-exchange folder that cannot be read or replayed.
 public struct ReplayError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file at fault, by name within the folder; empty when the error concerns no file (a
+    /// request with no recording left).
     public let file: String
+    /// What is wrong: the JSON that does not match the exchange format, or the request that has no
+    /// recorded exchange left.
     public let message: String
+    /// An error about `file` (empty for none), explained by `message`.
     public init(file: String, message: String) {
         self.file = file
         self.message = message
@@ -101,7 +109,7 @@ public struct ReplayError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "replay error\(file.isEmpty ? "" : " in \(file)"): \(message)" }
 }
 
-/// A ``Transport`` serving exchanges recorded by ``RecordingTransport`` (files in a folder).
+/// A `Transport` serving exchanges recorded by ``RecordingTransport`` (files in a folder).
 ///
 /// A request is answered by the first unused exchange with the same method, path and query
 /// (host and port are ignored, so a session recorded against one server replays anywhere; secret
@@ -117,6 +125,8 @@ public final class ReplayTransport: Transport {
     private let exchanges: [RecordedExchange]
     private let used: Mutex<Set<Int>>
 
+    /// A transport serving `exchanges`: each answers the first request with its method, path and
+    /// query, once.
     public init(exchanges: [RecordedExchange]) {
         self.exchanges = exchanges
         self.used = Mutex([])
@@ -198,6 +208,8 @@ public final class ReplayTransport: Transport {
         return exchanges.indices.filter { !used.contains($0) }.map { exchanges[$0] }
     }
 
+    /// Answers `request` with the first unused exchange recorded for the same method, path and query
+    /// (host and port ignored), which is then used up; throws a ``ReplayError`` when none is left.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let key = StubTransport.pathAndQuery(Redaction.url(request.url))
         let index: Int? = used.withLock { used in
@@ -213,7 +225,7 @@ public final class ReplayTransport: Transport {
     }
 }
 
-/// A ``Transport`` wrapping a real one and writing every exchange to a folder, one file each,
+/// A `Transport` wrapping a real one and writing every exchange to a folder, one file each,
 /// in the format ``ReplayTransport`` reads (see ``RecordedExchange``).
 ///
 /// ```swift
@@ -222,7 +234,9 @@ public final class ReplayTransport: Transport {
 /// Files are numbered in the order the answers arrive. Failed exchanges (no answer) are not
 /// written.
 public final class RecordingTransport: Transport {
+    /// The real transport every request is sent through.
     public let wrapped: any Transport
+    /// The folder the exchanges are written to, one numbered JSON file each.
     public let folder: URL
     private let counter: Mutex<Int>
 
@@ -235,6 +249,9 @@ public final class RecordingTransport: Transport {
         self.counter = Mutex(existing)
     }
 
+    /// Sends `request` through ``wrapped`` and writes the exchange to the next numbered file of
+    /// ``folder`` (credentials redacted) before returning the answer. A failed exchange throws and
+    /// writes nothing.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let response = try await wrapped.send(request)
         let number = counter.withLock { n in

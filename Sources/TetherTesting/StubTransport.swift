@@ -2,7 +2,7 @@ public import Foundation
 public import Tether
 import Synchronization
 
-/// A ``Transport`` answering canned responses by method and path (or from a closure), recording
+/// A `Transport` answering canned responses by method and path (or from a closure), recording
 /// every request so a test can assert on them.
 ///
 /// ```swift
@@ -19,13 +19,17 @@ import Synchronization
 /// A path matches the request URL's percent-escaped path, without a trailing slash difference;
 /// a stub path with a `?` also matches the query exactly, and wins over a stub without query
 /// (which matches any query). Otherwise stubs are tried in the order they were added; a `once` stub answers one request and is then removed. A request no stub matches
-/// throws ``StubTransport/NoStub`` (the client reports it as a ``TransportError`` `.other`).
+/// throws ``StubTransport/NoStub`` (the client reports it as a `TransportError` `.other`).
 public final class StubTransport: Transport {
+    /// A closure that answers one request: return a response (any status), or throw to fail the
+    /// exchange as a transport would.
     public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
 
     /// The error thrown for a request that no stub matches.
     public struct NoStub: Error, CustomStringConvertible {
+        /// The method of the request no stub matched.
         public let method: HTTPMethod
+        /// The percent-escaped path of the request no stub matched, with its query (`/users?page=2`).
         public let path: String
         public var description: String { "no stub for \(method) \(path)" }
     }
@@ -85,6 +89,8 @@ public final class StubTransport: Transport {
     /// Forgets the recorded requests (the stubs stay).
     public func clearRequests() { state.withLock { $0.requests = [] } }
 
+    /// Records `request`, then answers it with the first matching stub (one naming the request's
+    /// query wins), else with the fallback; throws ``NoStub`` when neither answers.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let handler: Handler? = state.withLock { state in
             state.requests.append(request)

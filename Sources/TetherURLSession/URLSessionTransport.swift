@@ -4,17 +4,17 @@ public import FoundationNetworking
 #endif
 public import Tether
 
-/// A ``Transport`` over `URLSession` (FoundationNetworking on Linux).
+/// A `Transport` over `URLSession` (FoundationNetworking on Linux).
 ///
 /// Gzip/deflate decoding and connection reuse are `URLSession`'s. Redirects are followed by the
 /// transport itself, the same on Linux as on Apple platforms (``redirect(_:_:original:)``): 307
 /// and 308 repeat the method and the body, and a redirect to another scheme, host or port drops
 /// the request's credentials (`Authorization`, cookies, API-key headers:
-/// ``Redaction/isSecretHeader(_:)``), so that they go only to the server that was asked (for a
+/// `Redaction.isSecretHeader(_:)`), so that they go only to the server that was asked (for a
 /// session of your own, give it a ``RedirectGuard`` as its delegate). Failures to
-/// exchange become a ``TransportError``: `.connectionRefused`, `.timeout`, `.cancelled` or
+/// exchange become a `TransportError`: `.connectionRefused`, `.timeout`, `.cancelled` or
 /// `.other`; an HTTP error status is returned as a normal response (the client turns it into an
-/// ``HTTPError``).
+/// `HTTPError`).
 ///
 /// ```swift
 /// let client = try Client.Builder(schema: schema)
@@ -23,6 +23,8 @@ public import Tether
 ///     .build()
 /// ```
 public final class URLSessionTransport: Transport {
+    /// The session every exchange runs on: the transport's own (``init(configuration:timeout:)``),
+    /// whose delegate is a ``RedirectGuard``, or the one given to ``init(session:timeout:)``.
     public let session: URLSession
     /// The per-request timeout (seconds), or nil for the session configuration's.
     public let timeout: TimeInterval?
@@ -49,6 +51,9 @@ public final class URLSessionTransport: Transport {
     /// The most redirects one request follows.
     public static let maxRedirects = 10
 
+    /// Sends `request` and returns the answer, following up to ``maxRedirects`` redirects as
+    /// ``redirect(_:_:original:)`` says. An HTTP error status is a normal response; a failed
+    /// exchange throws a `TransportError` (``map(_:_:)``), and so do too many redirects (`.other`).
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var current = request
         var hops = 0
@@ -69,7 +74,7 @@ public final class URLSessionTransport: Transport {
     /// 307 and 308 repeat the method and the body (as RFC 9110 says; FoundationNetworking on Linux
     /// would send the body-less request it builds itself); 303 becomes a GET without body; 301 and
     /// 302 turn a POST into a GET, as browsers and URLSession do, and repeat other methods. The
-    /// credentials (``Redaction/isSecretHeader(_:)``) are dropped when the target is another scheme,
+    /// credentials (`Redaction.isSecretHeader(_:)`) are dropped when the target is another scheme,
     /// host or port than the original request's.
     public static func redirect(_ request: TransportRequest, _ response: TransportResponse, original: TransportRequest) -> TransportRequest? {
         guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"],
@@ -134,7 +139,7 @@ public final class URLSessionTransport: Transport {
         }
     }
 
-    /// Maps a `URLError` to a ``TransportError``.
+    /// Maps a `URLError` to a `TransportError`.
     public static func map(_ error: URLError, _ request: TransportRequest) -> TransportError {
         let kind: TransportError.Kind
         switch error.code {
