@@ -16,6 +16,8 @@ public struct EntityMap: Sendable, Hashable {
     /// Relationship name -> the JSON key carrying the related ids (`department` -> `dept_id`).
     public var foreignKeys: [String: String]
 
+    /// The map of `entity`: `keys` gives the JSON key path of each listed property (model name ->
+    /// JSON key path), `foreignKeys` the JSON key carrying the ids of each listed relationship.
     public init(_ entity: String, _ keys: [String: JSONKeyPath], foreignKeys: [String: String] = [:]) {
         self.entity = entity
         self.keys = keys
@@ -37,13 +39,22 @@ public struct EntityMap: Sendable, Hashable {
 ///
 /// `build()` checks the mapper against the schema: an entity mapped twice, an entity or a
 /// property the schema lacks, a foreign key on something that is not a relationship, and an empty
-/// key path are each a ``ConfigurationError`` naming the entity and the property.
+/// key path are each a `ConfigurationError` naming the entity and the property.
 public struct EntityMapper: KeyMapping, Hashable {
     /// The maps, in declaration order.
     public private(set) var maps: [EntityMap]
 
+    /// A mapper of these maps, at most one per entity (checked by `build()`).
     public init(_ maps: [EntityMap]) { self.maps = maps }
 
+    /// A mapper declared as a list of maps, one per line; `if` and `for` may choose or repeat them.
+    ///
+    /// ```swift
+    /// let mapper = EntityMapper {
+    ///     EntityMap("Task", ["desc": "description"])
+    ///     if legacyServer { EntityMap("Project", ["title": "name"]) }
+    /// }
+    /// ```
     public init(@EntityMapperBuilder _ maps: () -> [EntityMap]) { self.maps = maps() }
 
     /// A copy with one more map.
@@ -114,11 +125,17 @@ public struct EntityMapper: KeyMapping, Hashable {
 /// Collects ``EntityMap``s in an ``EntityMapper`` declaration.
 @resultBuilder
 public enum EntityMapperBuilder {
+    /// Makes one map a part of the declaration.
     public static func buildExpression(_ map: EntityMap) -> [EntityMap] { [map] }
+    /// Joins the parts of the declaration, in order.
     public static func buildBlock(_ parts: [EntityMap]...) -> [EntityMap] { parts.flatMap { $0 } }
+    /// The maps a `for` loop declares, one iteration after the other.
     public static func buildArray(_ parts: [[EntityMap]]) -> [EntityMap] { parts.flatMap { $0 } }
+    /// The maps of an `if` without `else`: none when the condition is false.
     public static func buildOptional(_ part: [EntityMap]?) -> [EntityMap] { part ?? [] }
+    /// The maps of the first branch of an `if`-`else` or a `switch`.
     public static func buildEither(first part: [EntityMap]) -> [EntityMap] { part }
+    /// The maps of the other branch of an `if`-`else` or a `switch`.
     public static func buildEither(second part: [EntityMap]) -> [EntityMap] { part }
 }
 

@@ -6,7 +6,7 @@ public import Tether
 /// **Depth rule.** Models returned by these calls have their relationships filled `depth` levels
 /// deep (default 1): the returned models carry their related models, and those related models
 /// carry attributes only (their own relationships keep the default instance's values). Each
-/// level makes one batched ``Tether/StoreReader/related(_:of:)`` call per relationship, never one
+/// level makes one batched `StoreReader.related(_:of:)` call per relationship, never one
 /// per object, and a finite depth means cycles (a user's repositories' owner) never recurse.
 extension Client {
     /// Imports JSON bytes (an object or an array of objects) as `mapping`'s entity, in one
@@ -59,7 +59,7 @@ extension Client {
     }
 
     /// The models of these objects, in the same order; ids that no longer exist are skipped.
-    /// Use it to turn an ``Tether/ImportResult``'s `objects` into structs.
+    /// Use it to turn an `ImportResult`'s `objects` into structs.
     public func models<Model>(_ ids: [ObjectID], as mapping: KeyPathMapping<Model>, depth: Int = 1) async throws -> [Model] {
         try checkEntity(mapping)
         let depth = max(0, depth)

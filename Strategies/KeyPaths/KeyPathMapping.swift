@@ -6,6 +6,7 @@ public import Tether
 /// conforming is one line: `extension Task: KeyPathModel {}`. Types without such an initializer
 /// pass a factory to ``KeyPathMapping/init(_:identity:make:members:)`` instead.
 public protocol KeyPathModel: Sendable {
+    /// A default instance, which a mapping fills property by property from stored values.
     init()
 }
 
@@ -28,7 +29,7 @@ public protocol KeyPathModel: Sendable {
 /// that turn stored objects back into structs all come from it.
 ///
 /// **Names.** Each `map` call declares one attribute. Its name in the schema (used by the store,
-/// by core ``Tether/Query``s and by other strategies) is `named:` when given, else the JSON key.
+/// by core `Query`s and by other strategies) is `named:` when given, else the JSON key.
 /// A nested JSON key path (`"owner.login"`) needs `named:`. Relationships follow the same rule.
 public struct KeyPathMapping<Model: Sendable>: Sendable {
     /// The entity name.

@@ -2,7 +2,9 @@
 public struct KeyPathMappingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem; compare with the static members (`.unmappedIdentity`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`unmappedIdentity`).
         public let name: String
+        /// A kind named `name`; the kinds this module throws are the static members.
         public init(_ name: String) { self.name = name }
         /// An identity key path is not mapped with `map(...)`.
         public static let unmappedIdentity = Kind("unmappedIdentity")
@@ -19,12 +21,16 @@ public struct KeyPathMappingError: Error, Hashable, Sendable, CustomStringConver
         public var description: String { name }
     }
 
+    /// What kind of problem it is.
     public let kind: Kind
+    /// The entity of the mapping at fault.
     public let entity: String
     /// The attribute or relationship concerned, if any.
     public let member: String?
+    /// A sentence naming the entity, the property and what to change.
     public let message: String
 
+    /// An error of `kind` in the mapping of `entity`, about `member` if one is at fault.
     public init(_ kind: Kind, entity: String, member: String?, _ message: String) {
         self.kind = kind
         self.entity = entity

@@ -6,7 +6,7 @@ public import Tether
 /// try await client.fetch(taskMapping, where: .equal(\.done, false) && .less(\.dueDate, tomorrow))
 /// ```
 ///
-/// The mapping turns it into a core ``Tether/Condition`` on attribute names; a key path that the
+/// The mapping turns it into a core `Condition` on attribute names; a key path that the
 /// mapping does not map is a ``KeyPathMappingError`` (`unmappedKeyPath`).
 public struct KeyPathPredicate<Model: Sendable>: Sendable {
     let resolve: @Sendable (KeyPathMapping<Model>) throws(KeyPathMappingError) -> Condition
@@ -39,15 +39,19 @@ public struct KeyPathPredicate<Model: Sendable>: Sendable {
     public static func notEqual<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, Condition.notEqual, whenNil: Condition.isNotNull)
     }
+    /// The property is less than `value`; an unset attribute never is.
     public static func less<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, Condition.less)
     }
+    /// The property is less than or equal to `value`; an unset attribute never is.
     public static func lessOrEqual<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, Condition.lessOrEqual)
     }
+    /// The property is greater than `value`; an unset attribute never is.
     public static func greater<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, Condition.greater)
     }
+    /// The property is greater than or equal to `value`; an unset attribute never is.
     public static func greaterOrEqual<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, Condition.greaterOrEqual)
     }
@@ -65,12 +69,16 @@ public struct KeyPathPredicate<Model: Sendable>: Sendable {
         Self { mapping throws(KeyPathMappingError) in .contains(try mapping.requireAttribute(keyPath), text) }
     }
 
+    /// Both predicates hold.
     public static func && (lhs: Self, rhs: Self) -> Self {
         Self { mapping throws(KeyPathMappingError) in .and([try lhs.resolve(mapping), try rhs.resolve(mapping)]) }
     }
+    /// At least one of the predicates holds.
     public static func || (lhs: Self, rhs: Self) -> Self {
         Self { mapping throws(KeyPathMappingError) in .or([try lhs.resolve(mapping), try rhs.resolve(mapping)]) }
     }
+    /// The predicate does not hold. Logic is two-valued: `!.equal(\.desc, "x")` includes the models
+    /// whose `desc` is unset.
     public static prefix func ! (predicate: Self) -> Self {
         Self { mapping throws(KeyPathMappingError) in .not(try predicate.resolve(mapping)) }
     }
@@ -81,9 +89,11 @@ public struct KeyPathSort<Model: Sendable>: Sendable {
     let keyPath: any PartialKeyPath<Model> & Sendable
     let ascending: Bool
 
+    /// Sorts by the property, smallest first; unset values come first.
     public static func ascending<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
         Self(keyPath: keyPath, ascending: true)
     }
+    /// Sorts by the property, largest first; unset values come last.
     public static func descending<V: KeyPathValue>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
         Self(keyPath: keyPath, ascending: false)
     }

@@ -2,8 +2,8 @@ public import Foundation
 public import Tether
 
 /// A Swift type that a key-path mapping can store in an attribute: it names its
-/// ``Tether/AttributeType`` (which goes into the derived schema) and converts to and from the
-/// core ``Tether/Value``.
+/// `AttributeType` (which goes into the derived schema) and converts to and from the
+/// core `Value`.
 ///
 /// The standard types conform (`String`, `Int`, `Int64`, `Int32`, `Int16`, `Double`, `Float`,
 /// `Decimal`, `Bool`, `Date`, `Data`, `UUID`, `URL`), and so does `Optional` of any of them.

@@ -19,7 +19,7 @@ extension Schema {
     ///
     /// An inverse declared on one side of a relationship is filled in on the other side.
     /// Throws a ``KeyPathMappingError`` for a mapping that cannot become an entity, and a
-    /// ``Tether/SchemaError`` when the entities are not consistent (a relationship to a model
+    /// `SchemaError` when the entities are not consistent (a relationship to a model
     /// whose mapping is not listed, say).
     public init(mappings: [any ModelMapping], entities: [Entity] = []) throws {
         var derived: [Entity] = []

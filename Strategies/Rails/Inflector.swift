@@ -43,7 +43,9 @@ public struct Inflector: Sendable, Hashable {
     /// A suffix rule: an `NSRegularExpression` pattern (matched case-insensitively) and its
     /// replacement template (`$1` refers to the first capture group).
     public struct Rule: Sendable, Hashable {
+        /// The regular expression a word must match, usually anchored at its end (`(x|ch|ss|sh)$`).
         public let pattern: String
+        /// What replaces the match: a template where `$1` is the first capture group (`$1es`).
         public let replacement: String
     }
 
@@ -167,6 +169,7 @@ public struct Inflector: Sendable, Hashable {
 public struct InflectorError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The pattern or word at fault.
     public let pattern: String
+    /// Why the rule was refused, with the pattern or word quoted.
     public let message: String
     public var description: String { "inflector error: \(message)" }
 }

@@ -38,6 +38,8 @@ public struct RailsNaming: NamingStrategy, Hashable {
         /// The word (or `_`-separated words) in JSON keys: `id`, `url`.
         public let jsonWord: String
 
+        /// A convention translating `modelWord` in model names into `jsonWord` in JSON keys, and back
+        /// (`Convention(model: "URL", json: "url")`).
         public init(model modelWord: String, json jsonWord: String) {
             self.modelWord = modelWord
             self.jsonWord = jsonWord

@@ -7,7 +7,9 @@ public struct RouteResult: Sendable {
     public let route: Route
     /// The request that was sent.
     public let request: TransportRequest
+    /// The HTTP status of the response (2xx: other statuses throw an `HTTPError`).
     public let status: Int
+    /// The response headers (`ETag`, `Link`, rate limits).
     public let headers: HTTPHeaders
     /// The parsed response body; nil for an empty body (a 204, say).
     public let json: JSON?
@@ -20,7 +22,7 @@ public struct RouteResult: Sendable {
 
 extension Client {
     /// Calls a route that imports objects and returns those of `type`'s entity as typed models
-    /// (``Tether/EntityModel``), in payload order, filled `depth` levels deep: what
+    /// (`EntityModel`), in payload order, filled `depth` levels deep: what
     /// ``call(_:parameters:headers:options:)`` imported, read back as structs.
     ///
     /// ```swift
@@ -55,12 +57,12 @@ extension Client {
     /// Path variables are filled from `parameters`, each percent-escaped as exactly one path
     /// segment; the remaining parameters go in the query string (GET, DELETE, HEAD) or in a JSON
     /// object body (POST, PUT, PATCH). The URL is relative to the client's `baseURL`, and the
-    /// request goes through ``Tether/Client/transport(for:)`` of the route's entity.
+    /// request goes through `Client.transport(for:)` of the route's entity.
     ///
-    /// The request goes through the client's pipeline (``Tether/Client/send(_:entity:)``): request
-    /// hooks such as authentication apply. A non-2xx answer throws the core ``Tether/HTTPError``
+    /// The request goes through the client's pipeline (`Client.send(_:entity:)`): request
+    /// hooks such as authentication apply. A non-2xx answer throws the core `HTTPError`
     /// (status, headers, decoded error body) and writes nothing; a failed exchange throws
-    /// ``Tether/TransportError``. Otherwise the JSON is imported (``Route/Kind/objects``
+    /// `TransportError`. Otherwise the JSON is imported (``Route/Kind/objects``
     /// and ``Route/Kind/envelope``, in one transaction) or handed back (``Route/Kind/data``).
     public func call(
         _ route: String, parameters: [String: JSON] = [:], headers: HTTPHeaders = [:], options: ImportOptions? = nil
@@ -203,7 +205,7 @@ enum RouteRequest {
 
 extension RemoteSource {
     /// The objects a route of the client's route table returns (an `.objects` route), as the
-    /// source of a remote-backed observation (``Tether/Client/observe(_:sectionedBy:reading:from:refresh:)``):
+    /// source of a remote-backed observation (`Client.observe(_:sectionedBy:reading:from:refresh:)`):
     /// each refresh calls the route with `parameters` and deletes what it no longer lists within
     /// the observed query's condition.
     ///

@@ -24,20 +24,29 @@ public struct Route: Sendable, Hashable {
         case envelope
     }
 
+    /// The name the route is called by (`client.call("getUser")`); unique in its table.
     public var name: String
+    /// The HTTP method of the request. A `POST`, `PUT` or `PATCH` sends the parameters that are
+    /// not path variables as a JSON body; other methods send them as the query.
     public var method: HTTPMethod
+    /// The path template, appended to the environment's base URL: literal text and `:variables`
+    /// filled from the call's parameters (`/api/users/:user_id/stats`).
     public var path: String
     /// The entity of the response (``Kind/objects``), and the entity whose attributes the path
     /// variables name. Optional for ``Kind/data`` and ``Kind/envelope`` routes.
     public var entity: String?
+    /// What the response is: objects to import (the default), raw JSON, or an envelope of several
+    /// entities.
     public var kind: Kind
     /// For an ``Kind/objects`` route: where the objects are in the response (nil: the shape the
-    /// client declares for the entity, ``Tether/Client/Builder/responseShape(_:for:)``).
+    /// client declares for the entity, `Client.Builder.responseShape(_:for:)`).
     public var shape: ResponseShape?
     /// For an ``Kind/envelope`` route: the entity of each key of the envelope that is not an
     /// entity's name (`["users": "User", "groups": "Group"]`).
     public var envelopeKeys: [String: String]
 
+    /// A route named `name` sending `method` to `path`. `entity` is required for an ``Kind/objects``
+    /// route; `shape` and `envelopeKeys` describe unusual responses (see the properties).
     public init(
         _ name: String, _ method: HTTPMethod, _ path: String, entity: String? = nil, kind: Kind = .objects,
         shape: ResponseShape? = nil, envelopeKeys: [String: String] = [:]
@@ -114,10 +123,16 @@ struct PathTemplate: Sendable, Hashable {
 /// Collects routes in a ``RouteTable`` declaration.
 @resultBuilder
 public enum RouteTableBuilder {
+    /// Makes one route a part of the declaration.
     public static func buildExpression(_ route: Route) -> [Route] { [route] }
+    /// Joins the parts of the declaration, in order.
     public static func buildBlock(_ parts: [Route]...) -> [Route] { parts.flatMap { $0 } }
+    /// The routes a `for` loop declares, one iteration after the other.
     public static func buildArray(_ parts: [[Route]]) -> [Route] { parts.flatMap { $0 } }
+    /// The routes of an `if` without `else`: none when the condition is false.
     public static func buildOptional(_ part: [Route]?) -> [Route] { part ?? [] }
+    /// The routes of the first branch of an `if`-`else` or a `switch`.
     public static func buildEither(first part: [Route]) -> [Route] { part }
+    /// The routes of the other branch of an `if`-`else` or a `switch`.
     public static func buildEither(second part: [Route]) -> [Route] { part }
 }

@@ -5,11 +5,14 @@ public import Tether
 /// parameter, no transport, or a 2xx response that is not the JSON the route expects (with its
 /// ``status``, ``headers`` and ``body``).
 ///
-/// HTTP error statuses are the core's ``Tether/HTTPError``, failed exchanges
-/// ``Tether/TransportError`` and import problems ``Tether/ImportError``, as for every Tether call.
+/// HTTP error statuses are the core's `HTTPError`, failed exchanges
+/// `TransportError` and import problems `ImportError`, as for every Tether call.
 public struct RouteError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure; compare with the static members (`.unknownRoute`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`missingParameter`).
         public let name: String
+        /// A kind named `name`; the kinds this module throws are the static members.
         public init(_ name: String) { self.name = name }
         /// The client has no route table, or the table no route of that name.
         public static let unknownRoute = Kind("unknownRoute")
@@ -27,16 +30,24 @@ public struct RouteError: Error, Sendable, CustomStringConvertible {
         public var description: String { name }
     }
 
+    /// What kind of failure it is.
     public let kind: Kind
+    /// The name of the route that was called.
     public let route: String
     /// The parameter at fault, if any.
     public let parameter: String?
     /// The HTTP status, for errors that come from a response.
     public let status: Int?
+    /// The response headers, for errors that come from a response; empty otherwise.
     public let headers: HTTPHeaders
+    /// The response body, for errors that come from a response (see ``bodyText`` and
+    /// ``bodyJSON``); empty otherwise.
     public let body: Data
+    /// A sentence saying what went wrong, naming the route and the parameter.
     public let message: String
 
+    /// An error of `kind` in a call of `route`, with the parameter and the response concerned when
+    /// there are some.
     public init(
         _ kind: Kind, route: String, parameter: String? = nil, status: Int? = nil, headers: HTTPHeaders = [:],
         body: Data = Data(), _ message: String

@@ -23,15 +23,16 @@ public import Tether
 /// ```
 ///
 /// Registered with ``Tether/Client/Builder/routes(_:)`` and checked by
-/// ``Tether/Client/Builder/build()``: duplicate route names, malformed templates, unknown
+/// `Client.Builder.build()`: duplicate route names, malformed templates, unknown
 /// entities and path variables that name no attribute of the route's entity are
-/// ``Tether/ConfigurationError``s.
+/// `ConfigurationError`s.
 ///
 /// **Path variables** name an attribute of the route's entity, written either as the model name
 /// (`:avatarSm`) or as its JSON key under the client's mapping (`:avatar_sm`, `:user_id`), or as
 /// the foreign key of a relationship (`:group_id`). Routes without an entity (data and envelope
 /// routes may have none) accept any variable.
 public struct RouteTable: ClientExtension, Sendable {
+    /// The routes, in declaration order; names are unique (checked by `build()`).
     public var routes: [Route]
     /// The base URL of each environment; the builder's ``Tether/Client/Builder/environment(_:)``
     /// picks one (production by default) and makes it the client's `baseURL`.
@@ -39,12 +40,16 @@ public struct RouteTable: ClientExtension, Sendable {
     /// Per-entity JSON id key and property exceptions.
     public var keys: [String: EntityKeys]
 
+    /// A table of `routes`, with a base URL per environment (any environment you name) and the
+    /// per-entity key exceptions.
     public init(baseURLs: [Environment: URL] = [:], keys: [String: EntityKeys] = [:], routes: [Route]) {
         self.baseURLs = baseURLs
         self.keys = keys
         self.routes = routes
     }
 
+    /// A table whose routes are declared one per line (`if` and `for` may choose or repeat them),
+    /// with the base URLs of development and production and the per-entity key exceptions.
     public init(
         development: URL? = nil, production: URL? = nil, keys: [String: EntityKeys] = [:],
         @RouteTableBuilder routes: () -> [Route]
@@ -60,9 +65,15 @@ public struct RouteTable: ClientExtension, Sendable {
 
     /// A deployment of the API: development, production, or one you name.
     public struct Environment: Hashable, Sendable, CustomStringConvertible {
+        /// The environment's name (`development`, `production`, or yours).
         public let name: String
+        /// An environment of your own (`RouteTable.Environment("staging")`), given a base URL in
+        /// ``RouteTable/init(baseURLs:keys:routes:)``.
         public init(_ name: String) { self.name = name }
+        /// The development server (`http://localhost:8000`, say), selected with
+        /// `.environment(.development)`.
         public static let development = Environment("development")
+        /// The production server: the environment used unless the builder selects another.
         public static let production = Environment("production")
         public var description: String { name }
     }
@@ -78,6 +89,8 @@ public struct RouteTable: ClientExtension, Sendable {
         /// (`["avatarSm": "avatar_sm"]`).
         public var properties: [String: String]
 
+        /// The exceptions of one entity: the JSON key of its identity attribute, and the JSON key of
+        /// each property that does not follow the naming strategy.
         public init(id: String? = nil, idAttribute: String = "id", properties: [String: String] = [:]) {
             self.id = id
             self.idAttribute = idAttribute
@@ -154,8 +167,10 @@ public struct RouteTable: ClientExtension, Sendable {
 
 /// The selected ``RouteTable/Environment``, set with ``Tether/Client/Builder/environment(_:)``.
 public struct RouteEnvironment: ClientExtension, Sendable {
+    /// The environment whose base URL the client uses.
     public let environment: RouteTable.Environment
 
+    /// A selection of `environment`; ``Tether/Client/Builder/environment(_:)`` registers it.
     public init(_ environment: RouteTable.Environment) { self.environment = environment }
 
     public func validate(for client: Client) throws {
