@@ -349,6 +349,43 @@ private let repositoriesJSON = Data(#"""
         #expect(second.models.map(\.fullName) == ["octocat/fork", "octocat/hello", "octocat/spoon"])
         #expect(second.difference.inserted == [ResultIndex(item: 0)])
     }
+
+    @Test func fetchesOneModelAndRegistersByKeyPath() async throws {
+        let stub = StubTransport()
+        let client = try Client.Builder(models: [User.self, Repository.self, Issue.self, Label.self])
+            .transport(stub)
+            .baseURL(base)
+            .resource("/repos", item: "/repos/:fullName", for: Repository.self)
+            .relationshipResource("/users/:login/repos", for: \User.repositories)
+            .pathAttribute(\Repository.fullName)
+            .build()
+        stub.on(.get, "/users/octocat", json: ["id": 7, "login": "octocat", "name": "The Octocat"])
+        let octocat = try await client.fetchModel(User.self, at: "/users/:login", values: ["login": .string("octocat")])
+        #expect(octocat.name == "The Octocat")
+
+        // the relationship resource registered by key path
+        stub.on(.get, "/users/octocat/repos", json: [["id": 1, "full_name": "octocat/hello", "stargazers_count": 80]])
+        let listed = try await client.relationship(\.repositories, of: octocat).list()
+        #expect(listed.map(\.fullName) == ["octocat/hello"])
+
+        // the path attribute: "octocat/hello" is two segments in the item URL
+        stub.on(.get, "/repos/octocat/hello", json: ["id": 1, "full_name": "octocat/hello", "stargazers_count": 81])
+        let hello = try await client.fetchModel(Repository.self, from: "/repos/:fullName", for: listed[0])
+        #expect(hello.stars == 81 && hello.owner?.login == "octocat")
+        stub.on(.get, "/repos/octocat/hello/issues", json: [["id": 99, "number": 5, "title": "Crash", "state": "open"]])
+        #expect(try await client.fetch(Issue.self, from: "/repos/:fullName/issues", for: hello).map(\.number) == [5])
+
+        // a key path that reads no coded property fails the build
+        struct Draft: EntityModel {
+            var id: Int64
+            var title: String
+            var slug: String { title.lowercased() }
+        }
+        let error = #expect(throws: ModelError.self) {
+            try Client.Builder(models: [Draft.self]).pathAttribute(\Draft.slug).build()
+        }
+        #expect(error?.kind == .unmappedKeyPath)
+    }
 }
 
 

@@ -36,6 +36,8 @@ extension Client {
         var modelLayouts = ModelLayoutCache()
         /// The handlers added with ``onEvent(_:)``.
         var eventHandlers = EventHandlers()
+        /// Errors of typed registrations (a key path that names no property), thrown by `build()`.
+        var deferredErrors: [ModelError] = []
 
         public init(schema: Schema) { self.schema = schema }
 
@@ -106,6 +108,7 @@ extension Client {
         /// Checks the configuration and builds the client. Throws a ``ConfigurationError`` naming
         /// the entity and property at fault.
         public func build() throws -> Client {
+            if let error = deferredErrors.first { throw error }
             let resolved: Schema
             do {
                 resolved = try schema.resolvingIdentities { identity.identityAttributes(for: $0) }

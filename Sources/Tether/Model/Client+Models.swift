@@ -36,9 +36,7 @@ extension Client {
         let query = try self.query(M.self, where: predicate, sortedBy: sort, limit: limit, offset: offset)
         let reader = modelReader
         return try await store.read { store in
-            let objects = try store.fetch(query)
-            let models = try reader.models(of: objects, as: M.self, reader: store, depth: max(0, depth))
-            return objects.compactMap { models[$0.id] }
+            try reader.fetch(query, as: M.self, reader: store, depth: max(0, depth))
         }
     }
 
@@ -144,6 +142,36 @@ extension Client {
         let id = try await requireObjectID(of: source)
         let result = try await fetchObjects(M.entityName, from: template, for: id, options: options)
         return try await models(result.objects.map(\.id), as: M.self, depth: depth)
+    }
+
+    /// GETs one object from a URL template, imports it (find-or-create by identity, then update)
+    /// and returns the stored model: `client.fetchModel(User.self, from: "/user")`. See
+    /// ``fetchObject(_:from:for:)``.
+    public func fetchModel<M: EntityModel>(_ type: M.Type, from template: URLTemplate, depth: Int = 1) async throws -> M {
+        _ = try modelLayout(M.self)
+        let object = try await fetchObject(M.entityName, from: template)
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// GETs one object from a URL template whose variables `source`'s properties fill
+    /// (`/repos/:fullName` for a stored repository), imports it and returns the stored model.
+    public func fetchModel<M: EntityModel, S: EntityModel>(
+        _ type: M.Type, from template: URLTemplate, for source: S, depth: Int = 1
+    ) async throws -> M {
+        _ = try modelLayout(M.self)
+        let object = try await fetchObject(M.entityName, from: template, for: try await requireObjectID(of: source))
+        return try await requireModel(object.id, as: M.self, depth: depth)
+    }
+
+    /// GETs one object from a URL template filled with plain values (a login typed by the user,
+    /// an id from a deep link; each escaped as one path segment), imports it and returns the
+    /// stored model: `client.fetchModel(User.self, at: "/users/:login", values: ["login": .string("octocat")])`.
+    public func fetchModel<M: EntityModel>(
+        _ type: M.Type, at template: URLTemplate, values: [String: Value], depth: Int = 1
+    ) async throws -> M {
+        _ = try modelLayout(M.self)
+        let object = try await fetchObject(M.entityName, at: template, values: values)
+        return try await requireModel(object.id, as: M.self, depth: depth)
     }
 
     /// GETs the list of a to-many relationship of `model` (from the relationship's URL, or
