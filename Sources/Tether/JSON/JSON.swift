@@ -10,14 +10,19 @@ public import Foundation
 /// json["login"]?.stringValue   // "octocat"
 /// ```
 public enum JSON: Sendable, Hashable {
+    /// `null`: in an import, it clears the attribute it is mapped to.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// An integer literal that fits in `Int64`.
     case int(Int64)
     /// Any other number.
     case double(Double)
+    /// A string, its escapes decoded.
     case string(String)
+    /// An array, its elements in order.
     case array([JSON])
+    /// An object. When a key appears twice in the text, the last occurrence wins.
     case object([String: JSON])
 }
 
@@ -32,11 +37,17 @@ extension JSON {
         self = try JSONParser.parse(Data(text.utf8))
     }
 
+    /// The member `key` of an object; nil when it is missing or the value is not an object.
+    ///
+    /// `json["owner"]?["login"]` reads a nested member; ``subscript(_:)-(JSONKeyPath)`` does the
+    /// same with a dotted path.
     public subscript(key: String) -> JSON? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
+    /// The element at `index` of an array; nil when the index is out of range or the value is not
+    /// an array.
     public subscript(index: Int) -> JSON? {
         if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
         return nil
@@ -52,10 +63,15 @@ extension JSON {
         return current
     }
 
+    /// True for `null` (not for a missing member: `json["missing"]` is nil, not `.null`).
     public var isNull: Bool { if case .null = self { return true } else { return false } }
+    /// The string, or nil for any other value (a number is not converted).
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The boolean, or nil for any other value (`0` and `"true"` are not converted).
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The elements of an array, or nil for any other value.
     public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The members of an object, or nil for any other value.
     public var objectValue: [String: JSON]? { if case .object(let o) = self { return o } else { return nil } }
     /// The integer a JSON number with a fraction or an exponent stands for (`12.0`, `1e3`), or nil
     /// when it has a fraction or is too large for its text to be known exactly: from 2^53 on, a
@@ -74,6 +90,8 @@ extension JSON {
         default: return nil
         }
     }
+    /// The value of any number as a `Double` (an integer above 2^53 loses precision); nil for
+    /// anything else.
     public var doubleValue: Double? {
         switch self {
         case .int(let i): return Double(i)

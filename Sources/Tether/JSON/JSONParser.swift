@@ -86,8 +86,10 @@ public enum JSONParser {
 public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Byte offset of the first byte that could not be parsed.
     public let offset: Int
+    /// What is wrong there (`trailing comma before ']'`).
     public let message: String
 
+    /// An error at byte `offset` of the input, described by `message`.
     public init(offset: Int, message: String) {
         self.offset = offset
         self.message = message

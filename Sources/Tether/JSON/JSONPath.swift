@@ -2,22 +2,31 @@ import Foundation
 
 /// A location inside a JSON document, written the JSONPath way: `$[3].owner.id`.
 public struct JSONPath: Hashable, Sendable, CustomStringConvertible {
+    /// One step into a document: a member of an object or an element of an array.
     public enum Component: Hashable, Sendable {
+        /// The member of an object with this key (`.owner`, or `["a key"]` when it is not a plain name).
         case key(String)
+        /// The element of an array at this position, from 0 (`[3]`).
         case index(Int)
     }
 
+    /// The steps from the document's root, outermost first; empty for the root itself.
     public var components: [Component]
 
+    /// The location reached by following `components` from the root.
     public init(_ components: [Component] = []) { self.components = components }
 
+    /// The document itself: `$`.
     public static let root = JSONPath()
 
+    /// The location one step further in.
     public func appending(_ component: Component) -> JSONPath {
         JSONPath(components + [component])
     }
 
+    /// The location of member `key` of the object here (`$[3]` -> `$[3].owner`).
     public func appending(key: String) -> JSONPath { appending(.key(key)) }
+    /// The location of element `index` of the array here (`$` -> `$[3]`).
     public func appending(index: Int) -> JSONPath { appending(.index(index)) }
 
     public var description: String {
@@ -42,6 +51,7 @@ public struct JSONPath: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Key mappings use it to read an attribute from a nested object.
 public struct JSONKeyPath: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The object keys to follow, outermost first (`["owner", "login"]`).
     public var components: [String]
 
     /// Splits `owner.login` at the dots.

@@ -6,9 +6,14 @@ import Foundation
 /// Each element is parsed by ``JSONParser``; error offsets are from the start of the file. A
 /// document that is not an array (an object, say) is read whole and handed over as one value.
 public struct JSONStream: Sendable {
+    /// The file read.
     public let url: URL
+    /// How many bytes are read at a time (1 MiB by default, at least 16). An element longer than a
+    /// chunk is completed from the following chunks.
     public var chunkSize: Int
 
+    /// A stream of the file at `url`, read `chunkSize` bytes at a time. Nothing is read until
+    /// ``forEachElement(_:)`` is called.
     public init(contentsOf url: URL, chunkSize: Int = 1 << 20) {
         self.url = url
         self.chunkSize = max(16, chunkSize)
