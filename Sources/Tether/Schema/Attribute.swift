@@ -2,18 +2,31 @@ import Foundation
 
 /// The type of an attribute, which decides how a JSON value is validated and converted.
 public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
+    /// Text. A JSON string; under lossless coercion, a number is taken as its text.
     case string
+    /// A 16-bit signed integer, stored as ``Value/int(_:)``. A value out of range is rejected.
     case int16
+    /// A 32-bit signed integer, stored as ``Value/int(_:)``. A value out of range is rejected.
     case int32
+    /// A 64-bit signed integer, stored as ``Value/int(_:)``: exact up to `Int64.max`, so ids above
+    /// 2^53 survive.
     case int64
+    /// A base-10 number (`Decimal`): prices and amounts that a `Double` would round.
     case decimal
+    /// A 64-bit floating-point number.
     case double
+    /// A 32-bit floating-point number, held as ``Value/double(_:)``.
     case float
+    /// `true` or `false`; under lossless coercion, also the strings `"true"` and `"false"`.
     case bool
+    /// A point in time, read from JSON as the builder's ``DateDecoding`` says (ISO 8601 strings
+    /// and Unix seconds by default).
     case date
     /// Binary data; JSON carries it as a base64 string.
     case data
+    /// A UUID, read from its string form.
     case uuid
+    /// A URL, read from a string.
     case url
     /// A value converted by the ``AttributeTransformer`` registered under this name in the builder.
     case transformable(String)
@@ -80,9 +93,13 @@ extension AttributeType {
 
 /// A typed attribute of an entity.
 public struct Attribute: Sendable, Hashable {
+    /// The attribute's name in the model: what queries, key mappings and URL templates use.
     public var name: String
+    /// The type of the attribute's values, which decides how JSON is converted and what a store
+    /// accepts.
     public var type: AttributeType
 
+    /// An attribute named `name` holding values of `type`: `Attribute("createdAt", .date)`.
     public init(_ name: String, _ type: AttributeType) {
         self.name = name
         self.type = type
@@ -101,20 +118,31 @@ public enum DeleteRule: Sendable, Hashable {
 
 /// A relationship from one entity to another.
 public struct Relationship: Sendable, Hashable {
+    /// How many objects a relationship leads to, and whether their order is kept.
     public enum Kind: Sendable, Hashable {
+        /// At most one object (`Repository.owner`); setting it replaces the previous one, on both
+        /// sides of the relationship.
         case toOne
+        /// Any number of objects, in no particular order (`User.repositories`).
         case toMany
         /// A to-many relationship that keeps the order in which objects were set.
         case orderedToMany
     }
 
+    /// The relationship's name in the model (`owner`).
     public var name: String
+    /// The entity of the related objects.
     public var destination: String
+    /// To-one, to-many or ordered to-many.
     public var kind: Kind
     /// The name of the relationship on the destination that points back, if any.
     public var inverse: String?
+    /// What deleting an object of this entity does to the objects it relates to through this
+    /// relationship (`.nullify` by default).
     public var deleteRule: DeleteRule
 
+    /// A relationship named `name` of kind `kind` to `destination`; ``toOne(_:_:inverse:deleteRule:)``
+    /// and ``toMany(_:_:inverse:ordered:deleteRule:)`` read better in a schema.
     public init(
         _ name: String, _ kind: Kind, _ destination: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify
     ) {
@@ -125,12 +153,15 @@ public struct Relationship: Sendable, Hashable {
         self.deleteRule = deleteRule
     }
 
+    /// A to-one relationship: `Relationship.toOne("owner", "User", inverse: "repositories")`.
     public static func toOne(
         _ name: String, _ destination: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify
     ) -> Relationship {
         Relationship(name, .toOne, destination, inverse: inverse, deleteRule: deleteRule)
     }
 
+    /// A to-many relationship, ordered when `ordered` is true (the store then keeps the order in
+    /// which objects are set): `Relationship.toMany("labels", "Label", ordered: true)`.
     public static func toMany(
         _ name: String, _ destination: String, inverse: String? = nil, ordered: Bool = false,
         deleteRule: DeleteRule = .nullify
@@ -138,6 +169,8 @@ public struct Relationship: Sendable, Hashable {
         Relationship(name, ordered ? .orderedToMany : .toMany, destination, inverse: inverse, deleteRule: deleteRule)
     }
 
+    /// True for a to-many relationship, ordered or not.
     public var isToMany: Bool { kind != .toOne }
+    /// True for an ordered to-many relationship.
     public var isOrdered: Bool { kind == .orderedToMany }
 }

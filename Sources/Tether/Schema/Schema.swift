@@ -15,6 +15,12 @@ public struct Schema: Sendable, Hashable {
     public let entities: [Entity]
     private let index: [String: Int]
 
+    /// A schema of `entities`, checked. An inverse declared on one side only is completed on the
+    /// other.
+    ///
+    /// - Throws: a ``SchemaError`` naming the entity and member at fault: a name declared twice or
+    ///   empty, a relationship to an unknown entity, an unknown or mismatched inverse, an identity
+    ///   naming a missing attribute.
     public init(_ entities: [Entity]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (i, entity) in entities.enumerated() {
@@ -31,10 +37,13 @@ public struct Schema: Sendable, Hashable {
         try validate()
     }
 
+    /// A schema declared entity by entity (see the example above), checked as
+    /// ``init(_:)-([Entity])`` checks it.
     public init(@SchemaBuilder _ entities: () -> [Entity]) throws(SchemaError) {
         try self.init(entities())
     }
 
+    /// The entity named `entityName`, or nil.
     public subscript(entityName: String) -> Entity? {
         index[entityName].map { entities[$0] }
     }
@@ -112,11 +121,17 @@ public struct Schema: Sendable, Hashable {
 /// Collects entities in a ``Schema`` declaration.
 @resultBuilder
 public enum SchemaBuilder {
+    /// Makes an entity a part of the schema.
     public static func buildExpression(_ entity: Entity) -> [Entity] { [entity] }
+    /// Joins the parts of the declaration, in order.
     public static func buildBlock(_ parts: [Entity]...) -> [Entity] { parts.flatMap { $0 } }
+    /// The entities a `for` loop declares, one iteration after the other.
     public static func buildArray(_ parts: [[Entity]]) -> [Entity] { parts.flatMap { $0 } }
+    /// The entities of an `if` without `else`: none when the condition is false.
     public static func buildOptional(_ part: [Entity]?) -> [Entity] { part ?? [] }
+    /// The entities of the first branch of an `if`-`else` or a `switch`.
     public static func buildEither(first part: [Entity]) -> [Entity] { part }
+    /// The entities of the other branch of an `if`-`else` or a `switch`.
     public static func buildEither(second part: [Entity]) -> [Entity] { part }
 }
 
@@ -124,23 +139,35 @@ public enum SchemaBuilder {
 public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem; compare with the static members (`.duplicateName`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`duplicateName`).
         public let name: String
+        /// A kind named `name`; the kinds a schema throws are the static members.
         public init(name: String) { self.name = name }
+        /// Two entities, two members of an entity, or two identity attributes with one name.
         public static let duplicateName = Kind(name: "duplicateName")
+        /// An empty entity or member name.
         public static let invalidName = Kind(name: "invalidName")
+        /// A relationship to an entity the schema does not declare.
         public static let unknownDestination = Kind(name: "unknownDestination")
+        /// A relationship whose inverse is not a relationship of the destination.
         public static let unknownInverse = Kind(name: "unknownInverse")
+        /// Two relationships named as inverses that do not point at each other.
         public static let inverseMismatch = Kind(name: "inverseMismatch")
+        /// An identity naming something that is not an attribute of the entity.
         public static let missingIdentityAttribute = Kind(name: "missingIdentityAttribute")
         public var description: String { name }
     }
 
+    /// What kind of problem it is.
     public let kind: Kind
+    /// The entity at fault.
     public let entity: String
     /// The attribute or relationship at fault, if any.
     public let member: String?
+    /// A sentence naming the entity, the member and the problem.
     public let message: String
 
+    /// An error of `kind` in `entity`, about `member` if one is at fault.
     public init(_ kind: Kind, entity: String, member: String?, _ message: String) {
         self.kind = kind
         self.entity = entity
