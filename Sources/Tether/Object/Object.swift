@@ -4,9 +4,14 @@ import Foundation
 ///
 /// Object IDs never change while the object exists, and a store never reuses one.
 public struct ObjectID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The name of the object's entity.
     public let entity: String
+    /// The number the store gave the object when it inserted it, unique within the entity (the
+    /// SQLite store's `rowid`). It says nothing about the object's identity on the server.
     public let rowID: Int64
 
+    /// The id of the object `rowID` of `entity`. Stores make ids; code outside a store reads them
+    /// from objects and results.
     public init(entity: String, rowID: Int64) {
         self.entity = entity
         self.rowID = rowID
@@ -32,13 +37,18 @@ public struct Object: Hashable, Sendable, Identifiable, CustomStringConvertible 
     /// Set attributes; an attribute that is not set (or was cleared by `null`) is absent.
     public var values: [String: Value]
 
+    /// A snapshot of the object `id` holding `values` (set attributes only).
     public init(id: ObjectID, values: [String: Value]) {
         self.id = id
         self.values = values
     }
 
+    /// The name of the object's entity.
     public var entity: String { id.entity }
 
+    /// The value of `attribute`, or nil when it is not set. Setting it changes this snapshot only:
+    /// write through the client (``Client/updateLocally(_:setting:clearing:relating:)``) or a store
+    /// transaction to change the stored object.
     public subscript(attribute: String) -> Value? {
         get { values[attribute] }
         set { values[attribute] = newValue }
@@ -66,7 +76,9 @@ public struct IdentityKey: Hashable, Sendable, CustomStringConvertible {
 
     private let storage: Storage
 
+    /// The key made of `values`, one per identity attribute, in the entity's identity order.
     public init(_ values: [Value]) { storage = values.count == 1 ? .single(values[0]) : .composite(values) }
+    /// The key of an entity identified by one attribute.
     public init(_ value: Value) { storage = .single(value) }
 
     /// The value of a one-value key (no array is built), nil for a composite key.
@@ -75,6 +87,7 @@ public struct IdentityKey: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The key's values, one per identity attribute.
     public var values: [Value] {
         switch storage {
         case .single(let value): [value]

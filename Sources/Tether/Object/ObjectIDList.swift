@@ -31,8 +31,10 @@ public struct ObjectIDList: RandomAccessCollection, Sendable, Hashable, Expressi
     private var names: [String] = []
     private var runs: [Run] = []
 
+    /// An empty list.
     public init() {}
 
+    /// A list of the ids of `sequence`, in its order, duplicates included.
     public init<S: Sequence>(_ sequence: S) where S.Element == ObjectID {
         for id in sequence { append(id) }
     }
@@ -57,10 +59,12 @@ public struct ObjectIDList: RandomAccessCollection, Sendable, Hashable, Expressi
         runs.append(Run(first: id.rowID, end: count + 1, count: 1, entity: ordinal(of: id.entity)))
     }
 
+    /// Adds the ids of `ids` at the end, in order.
     public mutating func append<S: Sequence>(contentsOf ids: S) where S.Element == ObjectID {
         for id in ids { append(id) }
     }
 
+    /// Empties the list.
     public mutating func removeAll() {
         names = []
         runs = []

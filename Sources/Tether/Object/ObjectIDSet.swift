@@ -89,6 +89,7 @@ public struct ObjectIDSet: Sendable, Hashable, SetAlgebra, Collection, CustomStr
         insert(newMember).inserted ? nil : newMember
     }
 
+    /// Empties the set.
     public mutating func removeAll() {
         entries = []
         total = 0
@@ -117,12 +118,15 @@ public struct ObjectIDSet: Sendable, Hashable, SetAlgebra, Collection, CustomStr
     public mutating func formSymmetricDifference(_ other: ObjectIDSet) { self = symmetricDifference(other) }
     public mutating func subtract(_ other: ObjectIDSet) { self = subtracting(other) }
 
+    /// The ids of the set and those of `other`, which may be any sequence of ids (an array, an
+    /// ``ObjectIDList``).
     public func union<S: Sequence>(_ other: S) -> ObjectIDSet where S.Element == ObjectID {
         var result = self
         for id in other { result.insert(id) }
         return result
     }
 
+    /// The ids of the set that `other`, any sequence of ids, does not hold.
     public func subtracting<S: Sequence>(_ other: S) -> ObjectIDSet where S.Element == ObjectID {
         var result = self
         for id in other { result.remove(id) }

@@ -17,18 +17,22 @@ import Foundation
 public protocol ObjectFields: Sendable {
     /// The entity these fields belong to.
     static var entityName: String { get }
+    /// An instance to read the fields from; the fields are constants, so any instance will do.
     init()
 }
 
 /// A typed attribute of an ``ObjectFields`` declaration.
 public struct Field<V: AttributeValue>: Sendable, Hashable {
+    /// The attribute's name in the entity.
     public let name: String
+    /// A field reading the attribute `name` as a `V`.
     public init(_ name: String) { self.name = name }
 }
 
 /// A stored ``Object`` read through typed fields.
 @dynamicMemberLookup
 public struct TypedObject<Fields: ObjectFields>: Sendable, Hashable, Identifiable {
+    /// The object read through the fields.
     public let object: Object
 
     /// Wraps an object of `Fields.entityName`; nil for an object of another entity.
@@ -39,6 +43,8 @@ public struct TypedObject<Fields: ObjectFields>: Sendable, Hashable, Identifiabl
 
     public var id: ObjectID { object.id }
 
+    /// The value of a field (`user.login`), converted to the field's type; nil when the attribute
+    /// is unset or its value does not convert (``AttributeValue``).
     public subscript<V>(dynamicMember field: KeyPath<Fields, Field<V>>) -> V? {
         object[Fields()[keyPath: field].name, as: V.self]
     }

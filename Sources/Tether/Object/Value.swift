@@ -10,14 +10,23 @@ public import Foundation
 /// orders strings byte by byte (which is code point order). Swift's `String` equality, which
 /// treats canonically equivalent strings as equal, is not used, so every store agrees.
 public enum Value: Sendable, Hashable, CustomStringConvertible {
+    /// The value of a `string` attribute.
     case string(String)
+    /// The value of an `int16`, `int32` or `int64` attribute.
     case int(Int64)
+    /// The value of a `double` or `float` attribute.
     case double(Double)
+    /// The value of a `decimal` attribute.
     case decimal(Decimal)
+    /// The value of a `bool` attribute.
     case bool(Bool)
+    /// The value of a `date` attribute.
     case date(Date)
+    /// The value of a `data` attribute (base64 in JSON).
     case data(Data)
+    /// The value of a `uuid` attribute.
     case uuid(UUID)
+    /// The value of a `url` attribute.
     case url(URL)
 
     public var description: String {
@@ -147,7 +156,10 @@ extension Value {
 /// A Swift type that an attribute value converts to and from. Used by the typed access layer
 /// (``TypedObject``, ``Field``) and by typed models.
 public protocol AttributeValue: Sendable {
+    /// The Swift value of a stored value, or nil when the stored value is of another kind (or does
+    /// not fit: `Int32` of an integer out of its range).
     init?(attributeValue: Value)
+    /// The stored value for this Swift value: what a predicate compares and a write stores.
     var attributeValue: Value { get }
 }
 
@@ -160,18 +172,23 @@ extension Int64: AttributeValue {
     public var attributeValue: Value { .int(self) }
 }
 extension Int: AttributeValue {
+    /// The integer of an ``Value/int(_:)`` that fits in `Int`; nil otherwise.
     public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int(exactly: v) { self = i } else { return nil } }
     public var attributeValue: Value { .int(Int64(self)) }
 }
 extension Int32: AttributeValue {
+    /// The integer of an ``Value/int(_:)`` that fits in `Int32`; nil otherwise.
     public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int32(exactly: v) { self = i } else { return nil } }
     public var attributeValue: Value { .int(Int64(self)) }
 }
 extension Int16: AttributeValue {
+    /// The integer of an ``Value/int(_:)`` that fits in `Int16`; nil otherwise.
     public init?(attributeValue: Value) { if case .int(let v) = attributeValue, let i = Int16(exactly: v) { self = i } else { return nil } }
     public var attributeValue: Value { .int(Int64(self)) }
 }
 extension Double: AttributeValue {
+    /// The number of a ``Value/double(_:)``, or of an ``Value/int(_:)`` (converted, so an integer
+    /// above 2^53 is rounded); nil otherwise.
     public init?(attributeValue: Value) {
         switch attributeValue {
         case .double(let v): self = v
@@ -182,7 +199,9 @@ extension Double: AttributeValue {
     public var attributeValue: Value { .double(self) }
 }
 extension Float: AttributeValue {
+    /// The number of a ``Value/double(_:)`` or ``Value/int(_:)``, rounded to `Float`; nil otherwise.
     public init?(attributeValue: Value) { guard let d = Double(attributeValue: attributeValue) else { return nil }; self = Float(d) }
+    /// The stored value: a ``Value/double(_:)`` (a `float` attribute keeps doubles).
     public var attributeValue: Value { .double(Double(self)) }
 }
 extension Decimal: AttributeValue {
