@@ -12,6 +12,7 @@ public final class ChangeBroadcaster: Sendable {
 
     private let observers = Mutex(Observers())
 
+    /// A broadcaster with no streams yet.
     public init() {}
 
     /// A new stream of every change sent after this call. Ends when the stream is dropped.

@@ -25,6 +25,8 @@ public final class InMemoryStore: Store {
     private let writes = StoreExecutor(label: "tether.memory.write")
     private let broadcaster = ChangeBroadcaster()
 
+    /// An empty store; the client's `build()` prepares it for the schema. Nothing outlives the
+    /// store: for objects that survive the process, use the SQLite store.
     public init() {}
 
     /// Prepares the store for `schema`. Preparing it again (another client over the same store, or

@@ -7,12 +7,20 @@ import Foundation
 ///                   sortedBy: [.descending("stars")], limit: 20)
 /// ```
 public struct Query: Sendable, Hashable {
+    /// The entity whose objects the query finds.
     public var entity: String
+    /// The condition objects must meet; nil finds every object of the entity.
     public var condition: Condition?
+    /// The sort keys, most significant first; ties (and an empty list) are broken by row id, the
+    /// order of insertion.
     public var sort: [Sort]
+    /// The most objects returned, after ``offset``; nil for no limit.
     public var limit: Int?
+    /// How many objects of the sorted result are skipped.
     public var offset: Int
 
+    /// A query of `entity`'s objects meeting `condition`, sorted, then windowed by `offset` and
+    /// `limit`.
     public init(_ entity: String, where condition: Condition? = nil, sortedBy sort: [Sort] = [], limit: Int? = nil, offset: Int = 0) {
         self.entity = entity
         self.condition = condition
@@ -45,25 +53,40 @@ extension Query {
 /// those), and ``not(_:)`` is true exactly when its condition is false, so `!.equal("name", "Bob")`
 /// includes objects without a name. SQL stores translate `NOT c` as `NOT coalesce(c, 0)`.
 public indirect enum Condition: Sendable, Hashable {
+    /// The attribute equals the value.
     case equal(String, Value)
+    /// The attribute is set and differs from the value (an unset attribute does not match).
     case notEqual(String, Value)
+    /// The attribute is less than the value.
     case less(String, Value)
+    /// The attribute is less than or equal to the value.
     case lessOrEqual(String, Value)
+    /// The attribute is greater than the value.
     case greater(String, Value)
+    /// The attribute is greater than or equal to the value.
     case greaterOrEqual(String, Value)
+    /// The attribute equals one of the values.
     case `in`(String, [Value])
+    /// The attribute is not set.
     case isNull(String)
+    /// The attribute is set.
     case isNotNull(String)
     /// Case-sensitive string prefix.
     case hasPrefix(String, String)
     /// Case-sensitive substring.
     case contains(String, String)
+    /// Every condition holds (true for an empty list).
     case and([Condition])
+    /// At least one condition holds (false for an empty list).
     case or([Condition])
+    /// The condition does not hold, unset attributes included (see above).
     case not(Condition)
 
+    /// Both conditions hold: `.and([lhs, rhs])`.
     public static func && (lhs: Condition, rhs: Condition) -> Condition { .and([lhs, rhs]) }
+    /// At least one of the conditions holds: `.or([lhs, rhs])`.
     public static func || (lhs: Condition, rhs: Condition) -> Condition { .or([lhs, rhs]) }
+    /// The condition does not hold: `.not(condition)`.
     public static prefix func ! (condition: Condition) -> Condition { .not(condition) }
 
     /// Evaluates the condition against attribute values (used by in-memory stores).
@@ -127,15 +150,20 @@ public indirect enum Condition: Sendable, Hashable {
 
 /// One key of a sort order. Unset values sort first in ascending order.
 public struct Sort: Sendable, Hashable {
+    /// The attribute sorted by.
     public var attribute: String
+    /// True for smallest first (unset values first), false for largest first (unset values last).
     public var ascending: Bool
 
+    /// A sort key on `attribute`, ascending unless `ascending` is false.
     public init(_ attribute: String, ascending: Bool = true) {
         self.attribute = attribute
         self.ascending = ascending
     }
 
+    /// Sorts by `attribute`, smallest first: `.ascending("name")`.
     public static func ascending(_ attribute: String) -> Sort { Sort(attribute, ascending: true) }
+    /// Sorts by `attribute`, largest first: `.descending("stars")`.
     public static func descending(_ attribute: String) -> Sort { Sort(attribute, ascending: false) }
 
     /// Orders attribute dictionaries by a list of sort keys (used by in-memory stores).

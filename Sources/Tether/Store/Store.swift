@@ -138,9 +138,11 @@ extension StoreReader {
 /// (``mayHaveChanged(_:properties:)``). Objects whose changed properties are the same share one
 /// ``PropertyUpdate``: an import that changes the same attributes of 100,000 objects records one.
 public struct ChangeSet: Sendable, Hashable {
+    /// Objects the transaction inserted.
     public var inserted: ObjectIDSet
     /// Objects whose attributes or relationships changed (not counting inserted ones).
     public var updated: ObjectIDSet
+    /// Objects the transaction deleted; they are no longer in the store.
     public var deleted: ObjectIDSet
     /// The changed properties of updated objects, one entry per distinct set of properties. An
     /// updated object found in no entry changed in ways not recorded (a store that does not say).
@@ -154,15 +156,19 @@ public struct ChangeSet: Sendable, Hashable {
         /// Attribute and relationship names. A relationship without an inverse is named, on the
         /// objects it links to, `Entity.relationship` (its source entity's and its own name).
         public var properties: Set<String>
+        /// The updated objects whose changed properties are exactly ``properties``.
         public var objects: ObjectIDSet
     }
 
+    /// A change set listing these objects, without changed properties (record those with
+    /// ``recordUpdate(of:properties:)-(ObjectID,_)``).
     public init(inserted: ObjectIDSet = [], updated: ObjectIDSet = [], deleted: ObjectIDSet = []) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
     }
 
+    /// True when the transaction changed nothing; stores do not announce such change sets.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
     /// Two change sets are equal when they list the same inserted, updated and deleted objects
@@ -275,31 +281,52 @@ public struct ChangeSet: Sendable, Hashable {
 
 /// A store failure.
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure; compare with the static members (`.duplicateIdentity`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`objectNotFound`).
         public let name: String
+        /// A kind named `name`, for a store's own failures; the built-in stores use the static members.
         public init(_ name: String) { self.name = name }
+        /// An entity the store was not prepared with.
         public static let unknownEntity = Kind("unknownEntity")
+        /// An attribute the entity does not have (in values, a condition or a sort).
         public static let unknownAttribute = Kind("unknownAttribute")
+        /// A relationship the entity does not have.
         public static let unknownRelationship = Kind("unknownRelationship")
+        /// An object id that names no stored object (deleted, or never inserted).
         public static let objectNotFound = Kind("objectNotFound")
+        /// An insert or update that would give two objects of an entity the same identity.
         public static let duplicateIdentity = Kind("duplicateIdentity")
         /// A row of an ``InsertBatch`` (the import's write path) leaves an identity attribute unset.
         public static let missingIdentity = Kind("missingIdentity")
+        /// A value the attribute's type does not accept, or a link to an object of the wrong entity
+        /// (or to two objects through a to-one relationship).
         public static let typeMismatch = Kind("typeMismatch")
+        /// A read or write before ``Store/prepare(for:)``.
         public static let notPrepared = Kind("notPrepared")
+        /// A schema the stored data cannot follow (an attribute's type or an entity's identity changed);
+        /// the store is left untouched.
         public static let incompatibleSchema = Kind("incompatibleSchema")
+        /// A delete refused by a relationship whose rule is ``DeleteRule/deny`` while it links objects.
         public static let deleteDenied = Kind("deleteDenied")
+        /// An operation the store does not offer (a store that keeps no remote records, say).
         public static let unsupported = Kind("unsupported")
         /// The underlying storage failed (I/O, disk full, locked, read-only, corrupt).
         public static let storage = Kind("storage")
         public var description: String { name }
     }
 
+    /// What kind of failure it is.
     public let kind: Kind
+    /// The entity concerned, if any.
     public let entity: String?
+    /// The attribute or relationship concerned, if any.
     public let member: String?
+    /// A sentence saying what failed, naming the entity, member and object.
     public let message: String
 
+    /// An error of `kind`, about `entity` and `member` when given; stores of your own throw these
+    /// too, so the client reports every store alike.
     public init(_ kind: Kind, entity: String? = nil, member: String? = nil, _ message: String) {
         self.kind = kind
         self.entity = entity

@@ -13,6 +13,7 @@
 /// let ids = try writer.insert(batch)   // one id per row, in order
 /// ```
 public struct InsertBatch: Sendable {
+    /// The entity of the new objects.
     public let entity: String
     /// The attributes each row gives values for, in order.
     public let attributes: [String]
@@ -33,6 +34,8 @@ public struct InsertBatch: Sendable {
     @usableFromInline var starts: [Int] = []
     @usableFromInline var targets: [ObjectID?] = []
 
+    /// An empty batch of new `entity` objects whose rows give values of `attributes` and link
+    /// `relationships` (to-one relationships of the entity), in order.
     public init(entity: String, attributes: [String], relationships: [String] = []) {
         self.entity = entity
         self.attributes = attributes
@@ -105,12 +108,15 @@ public struct InsertBatch: Sendable {
 /// row sets (or, with nil, clears) the same ``attributes``, so a store runs one prepared statement
 /// for the whole batch. The import groups the objects it changes by the attributes that changed.
 public struct UpdateBatch: Sendable {
+    /// The entity of the changed objects.
     public let entity: String
     /// The attributes each row sets (a value) or clears (nil), in order.
     public let attributes: [String]
+    /// The object each row changes, in order.
     public private(set) var ids: [ObjectID] = []
     @usableFromInline var values: [Value?] = []
 
+    /// An empty batch of changes to `entity` objects, each row setting or clearing `attributes`.
     public init(entity: String, attributes: [String]) {
         self.entity = entity
         self.attributes = attributes
@@ -143,7 +149,9 @@ public struct UpdateBatch: Sendable {
 /// try writer.setRelated(labels)
 /// ```
 public struct LinkBatch: Sendable {
+    /// The entity of the objects whose links change.
     public let entity: String
+    /// The relationship of ``entity`` the rows set.
     public let relationship: String
     /// The objects whose links the rows replace, in order.
     public private(set) var sources: [ObjectID] = []
@@ -151,6 +159,7 @@ public struct LinkBatch: Sendable {
     @usableFromInline var ends: [Int] = []
     @usableFromInline var allTargets: [ObjectID] = []
 
+    /// An empty batch of links of `entity` objects through `relationship`.
     public init(entity: String, relationship: String) {
         self.entity = entity
         self.relationship = relationship
@@ -158,6 +167,7 @@ public struct LinkBatch: Sendable {
 
     /// The number of rows.
     public var count: Int { sources.count }
+    /// True when the batch has no rows.
     public var isEmpty: Bool { sources.isEmpty }
 
     /// Appends a row: `source`'s links through the relationship become exactly `targets`.
@@ -175,9 +185,12 @@ public struct LinkBatch: Sendable {
 /// One stored object found by identity: its id and the values of the attributes asked for, by
 /// position (nil: unset). What ``StoreReader/find(_:identities:attributes:)`` returns.
 public struct StoredRow: Sendable, Hashable {
+    /// The stored object.
     public var id: ObjectID
+    /// The object's values of the attributes asked for, by position (nil: unset).
     public var values: [Value?]
 
+    /// A row for the object `id` with these values.
     public init(id: ObjectID, values: [Value?]) {
         self.id = id
         self.values = values
@@ -203,6 +216,7 @@ public struct StoredRow: Sendable, Hashable {
 /// each (``StoredDifference/targets``), so that an import can tell an unchanged link without
 /// reading it again with ``StoreReader/related(_:of:)``.
 public struct LookupBatch: Sendable {
+    /// The entity whose objects are looked up.
     public let entity: String
     /// The attributes the values are of, in order.
     public let attributes: [String]
@@ -218,6 +232,8 @@ public struct LookupBatch: Sendable {
     @usableFromInline var given: [UInt64] = []
     @usableFromInline let words: Int
 
+    /// An empty lookup of `entity` objects, whose rows may give values of `attributes`, reporting
+    /// the current targets of `relationships` (to-one relationships of the entity).
     public init(entity: String, attributes: [String], relationships: [String] = []) {
         self.entity = entity
         self.attributes = attributes
@@ -298,11 +314,16 @@ public struct LookupBatch: Sendable {
 /// on ``Value`` tells (empty: nothing the payload gives would change the object), and the current
 /// target of each of the batch's relationships.
 public struct StoredDifference: Sendable, Hashable {
+    /// The stored object with the row's identity.
     public var id: ObjectID
+    /// The positions, ascending, of the given values that differ from the stored ones; empty when
+    /// the payload would change nothing.
     public var changed: [Int]
     /// The object each of the batch's ``LookupBatch/relationships`` links to, in order (nil: none).
     public var targets: [ObjectID?]
 
+    /// What a store found for one identity: the object, the differing positions and the current
+    /// targets of the batch's relationships.
     public init(id: ObjectID, changed: [Int], targets: [ObjectID?] = []) {
         self.id = id
         self.changed = changed
