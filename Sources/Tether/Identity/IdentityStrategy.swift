@@ -11,7 +11,8 @@ import Foundation
 /// builder.identity(.attribute("id"))                                  // the default
 /// builder.identity(.attribute("identifier", overrides: ["Issue": ["number"]]))
 /// ```
-/// An entity that declares an identity in the schema keeps it; the strategy fills the rest.
+/// An entity that declares an identity in the schema keeps it (unless an override names the
+/// entity); the strategy fills the rest.
 ///
 /// ## Write your own
 /// Implement ``identityAttributes(for:)``; override ``identityValue(from:for:)`` to normalise
@@ -30,12 +31,19 @@ extension IdentityStrategy {
     }
 }
 
-/// The entity's declared identity if it has one; otherwise a per-entity override; otherwise the
-/// default attribute when the entity has it.
+/// A per-entity override when there is one; otherwise the identity the entity declares; otherwise
+/// the default attribute when the entity has it (and no identity when it does not: its objects
+/// are always inserted).
 public struct AttributeIdentity: IdentityStrategy {
+    /// The attribute that identifies the objects of an entity without declared identity or
+    /// override, when the entity has it (`id`; `identifier` under a Rails `identifier` convention).
     public var defaultAttribute: String
+    /// Per entity, the attributes that identify its objects instead (`["Issue": ["number"]]`); two
+    /// or more make a composite identity.
     public var overrides: [String: [String]]
 
+    /// A strategy identifying objects by `defaultAttribute`, except for the entities `overrides`
+    /// names.
     public init(_ defaultAttribute: String = "id", overrides: [String: [String]] = [:]) {
         self.defaultAttribute = defaultAttribute
         self.overrides = overrides
@@ -60,6 +68,9 @@ extension IdentityStrategy where Self == AttributeIdentity {
 /// number written with a fraction or an exponent counts only when it is an exact integer of at
 /// less than 2^53 (`12.0`, not `9007199254740993.0`, which parses as `…992`).
 public enum IdentityCoercion {
+    /// The identity value of `json` for an attribute of `type`, or nil when there is none: an integer
+    /// from a number or a numeric string (within the attribute's width), a string from a string or
+    /// a number, a UUID or URL from a string. Other types are not coerced (nil).
     public static func value(from json: JSON, for type: AttributeType) -> Value? {
         switch (type, json) {
         case (.int16, _), (.int32, _), (.int64, _):

@@ -44,8 +44,14 @@ extension KeyMapping {
 ///              fallbacks: ["User": ["avatarURL": ["avatarUrl", "picture.url"]]])   // read when avatar_url is absent
 /// ```
 public struct KeyOverrides: KeyMapping {
+    /// Per entity, per attribute or relationship name, the JSON key path
+    /// (`["User": ["avatarURL": "avatar_url"]]`).
     public var table: [String: [String: JSONKeyPath]]
+    /// Per entity, per relationship name, the JSON key that carries the related ids
+    /// (`["Employee": ["department": "dept_id"]]`).
     public var foreignKeys: [String: [String: String]]
+    /// Per entity, per attribute or relationship name, other key paths an import reads when the
+    /// payload lacks the property's own, in order (first present wins).
     public var fallbacks: [String: [String: [JSONKeyPath]]]
 
     /// - Parameters:

@@ -65,6 +65,7 @@ enum NaiveSingular {
 /// Names are used as they are: the attribute `avatarURL` is the JSON key `avatarURL`, and the
 /// entity `User` has the resource path `User`.
 public struct VerbatimNaming: NamingStrategy {
+    /// The verbatim naming; ``NamingStrategy/verbatim`` says the same in a builder.
     public init() {}
     public func jsonKey(for name: String, in entity: String) -> String { name }
     public func modelName(for jsonKey: String, in entity: String) -> String { jsonKey }

@@ -23,6 +23,9 @@ public struct ObjectObservation: AsyncSequence, Sendable {
         Iterator(observation: self, feed: ChangeFeed(store))
     }
 
+    /// Iterates an ``ObjectObservation``: the object at once, then after each change that concerns
+    /// what the observer reads; nil once the object is deleted, then the end. Each iterator has its
+    /// own subscription to the store's changes.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let observation: ObjectObservation
         let feed: ChangeFeed
@@ -82,6 +85,9 @@ public struct RelationshipObservation: AsyncSequence, Sendable {
         Iterator(observation: self, feed: ChangeFeed(store))
     }
 
+    /// Iterates a ``RelationshipObservation``: the linked objects at once, then a snapshot after
+    /// each change that links, unlinks or changes what the observer reads of a linked object. Each
+    /// iterator has its own subscription to the store's changes.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let observation: RelationshipObservation
         let feed: ChangeFeed

@@ -80,6 +80,8 @@ public struct RemoteState: Sendable, Hashable, CustomStringConvertible {
     /// Why the last refresh failed; nil once one succeeds. The local results are kept.
     public var lastError: (any Error)?
 
+    /// A state with these values; the client makes them for its observations (build one to test
+    /// code that shows them).
     public init(isLoading: Bool = false, lastRefreshed: Date? = nil, lastError: (any Error)? = nil) {
         self.isLoading = isLoading
         self.lastRefreshed = lastRefreshed

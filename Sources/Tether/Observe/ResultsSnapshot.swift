@@ -4,14 +4,18 @@
 /// On Apple platforms, `IndexPath(item: index.item, section: index.section)` is the index path a
 /// table or collection view wants.
 public struct ResultIndex: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The section, from 0.
     public var section: Int
+    /// The position within the section, from 0.
     public var item: Int
 
+    /// The position of item `item` of section `section`.
     public init(section: Int, item: Int) {
         self.section = section
         self.item = item
     }
 
+    /// The position `item` of the one section of results observed without a section key.
     public init(item: Int) { self.init(section: 0, item: item) }
 
     public static func < (lhs: ResultIndex, rhs: ResultIndex) -> Bool {
@@ -33,6 +37,7 @@ public struct ResultsSnapshot: Sendable, Hashable {
         public var key: Value?
         /// The positions of the section's objects in ``ResultsSnapshot/objects``.
         public var range: Range<Int>
+        /// The number of objects in the section.
         public var count: Int { range.count }
     }
 
@@ -49,6 +54,9 @@ public struct ResultsSnapshot: Sendable, Hashable {
     /// tells of a change of this state.
     public let remote: RemoteState?
 
+    /// A snapshot of these objects and sections (the sections' ranges must cover `objects` in
+    /// order), with its difference from the one before. Observations make snapshots; build one to
+    /// test code that shows them.
     public init(objects: [Object], sections: [Section], difference: ResultsDifference, remote: RemoteState? = nil) {
         self.objects = objects
         self.sections = sections
@@ -56,7 +64,9 @@ public struct ResultsSnapshot: Sendable, Hashable {
         self.remote = remote
     }
 
+    /// The number of objects, in every section.
     public var count: Int { objects.count }
+    /// True when no object matches.
     public var isEmpty: Bool { objects.isEmpty }
 
     /// The object at a position.
@@ -117,8 +127,11 @@ public struct ResultsSnapshot: Sendable, Hashable {
 public struct ResultsDifference: Sendable, Hashable, CustomStringConvertible {
     /// A move of one object.
     public struct Move: Sendable, Hashable {
+        /// The object's position in the old snapshot.
         public var from: ResultIndex
+        /// The object's position in the new snapshot.
         public var to: ResultIndex
+        /// A move from `from` (old position) to `to` (new position).
         public init(from: ResultIndex, to: ResultIndex) {
             self.from = from
             self.to = to
@@ -138,8 +151,10 @@ public struct ResultsDifference: Sendable, Hashable, CustomStringConvertible {
     /// Old positions of objects that stayed in place but changed values, ascending.
     public var updated: [ResultIndex] = []
 
+    /// An empty difference: nothing changed.
     public init() {}
 
+    /// True when nothing changed: no section or object inserted, deleted, moved or updated.
     public var isEmpty: Bool {
         deletedSections.isEmpty && insertedSections.isEmpty && deleted.isEmpty && inserted.isEmpty && moved.isEmpty && updated.isEmpty
     }
