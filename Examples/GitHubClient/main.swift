@@ -93,13 +93,13 @@ func tour(_ options: Options) async throws {
         .transport(transport)
         .baseURL(options.api)
         // `octokit-fixture-org/hello-world` is two path segments in GitHub's URLs.
-        .pathAttribute("fullName", of: Repository.entityName)
+        .pathAttribute(\Repository.fullName)
         // The article's URLs, registered once (templates in JSON names, as in the article).
-        .relationshipResource("/users/:login/repos", for: "repositories", of: User.entityName)
-        .resource("/user/repos", item: "/repos/:full_name", for: Repository.entityName)
+        .relationshipResource("/users/:login/repos", for: \User.repositories)
+        .resource("/user/repos", item: "/repos/:full_name", for: Repository.self)
         // (The recording asked for pages of 3 issues; live, pages of 100 take fewer requests.)
-        .relationshipResource(URLTemplate("/repos/:full_name/issues?per_page=\(options.live ? 100 : 3)"), for: "issues", of: Repository.entityName)
-        .resource("/repos/:repository.full_name/issues", item: "/repos/:repository.full_name/issues/:number", for: Issue.entityName)
+        .relationshipResource(URLTemplate("/repos/:full_name/issues?per_page=\(options.live ? 100 : 3)"), for: \Repository.issues)
+        .resource("/repos/:repository.full_name/issues", item: "/repos/:repository.full_name/issues/:number", for: Issue.self)
     if options.live {
         builder = builder.requestHook(DefaultHeaders(["User-Agent": "Tether-GitHubClient-example", "X-GitHub-Api-Version": "2022-11-28"]))
         if let token = options.token { builder = builder.requestHook(AuthorizationHook(scheme: "Bearer", credential: token)) }
@@ -124,11 +124,9 @@ func tour(_ options: Options) async throws {
         + "gravatarIdentifier <- \(key(User.self, "gravatarIdentifier")), fullName <- \(key(Repository.self, "fullName")), "
         + "repositoryURL <- \(key(Issue.self, "repositoryURL")); the one exception: repositoryDescription <- \(key(Repository.self, "repositoryDescription"))")
 
-    // 1. A user, by login. The typed layer has no fetch of one object from plain values, so this
-    //    one call is the string API's, and the object is read back as a User.
+    // 1. A user, by login.
     print("1. A user: GET /users/:login")
-    let userObject = try await client.fetchObject(User.entityName, at: "/users/:login", values: ["login": .string(options.login)])
-    guard let user = try await client.models([userObject.id], as: User.self).first else { throw ExampleError("the user vanished") }
+    let user = try await client.fetchModel(User.self, at: "/users/:login", values: ["login": .string(options.login)])
     requests()
     print("   \(user.login): identifier \(user.identifier), \(user.type ?? "-"), created \(day(user.createdAt)), avatarURL \(user.avatarURL?.absoluteString ?? "-")")
 
