@@ -246,7 +246,7 @@ public final class SQLiteTransaction: StoreWriter {
         try !connection.query("SELECT 1 FROM \(info.table) WHERE \"rowid\" = ?", [.int(rowID)], context: "reading") { _ in true }.isEmpty
     }
 
-    private func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
+    func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
         for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.types[name] == nil {
             throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
         }
@@ -254,7 +254,7 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// Queries on decimal or transformable attributes are evaluated in Swift (SQLite cannot order
     /// them as Tether does); everything else is translated to SQL.
-    private func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
+    func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
         (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)).contains { name in
             switch info.types[name] {
             case .decimal?, .transformable?: true
@@ -325,7 +325,7 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// SQL for a condition, two-valued like ``Condition/matches(_:)``: every comparison is false
     /// (not NULL) for an unset attribute, so `NOT` keeps its meaning.
-    private func translate(_ condition: Condition, _ info: Layout.EntityInfo, _ arguments: inout [SQLValue]) -> String {
+    func translate(_ condition: Condition, _ info: Layout.EntityInfo, _ arguments: inout [SQLValue]) -> String {
         func compare(_ name: String, _ value: Value, _ op: String) -> String {
             guard let argument = Codec.comparisonArgument(info.types[name]!, value) else { return "0" }
             arguments.append(argument)

@@ -148,14 +148,109 @@ enum ValueConversion {
 
 // MARK: - Reading models
 
-/// Builds models from stored objects, with their relationships filled `depth` levels deep:
-/// one batched ``StoreReader/related(_:of:)`` call per relationship and level.
+/// A store reader that hands a typed read the values it asks for, row by row, without building
+/// ``Object``s (`SQLiteStore`'s transactions are one). A typed read from any other reader reads
+/// objects and decodes those.
+package protocol ModelRowReader {
+    /// Calls `row` for each object `query` finds, in the query's order, with its id and its values
+    /// of `attributes` by position (nil: unset), in one array reused from row to row. Returns
+    /// false, having called nothing, when the store would evaluate the query in Swift anyway: the
+    /// caller then reads objects.
+    func forEachRow(_ query: Query, attributes: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws -> Bool
+    /// The same for those of `ids` (all of `entity`) that exist, in no particular order.
+    func forEachRow(of ids: [ObjectID], entity: String, attributes: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws
+}
+
+/// Where a decoder finds each member of a model: an attribute at its position among the columns
+/// a typed read selects, a relationship in its slot among the related models read with it.
+/// Computed once per model type (``ModelLayout/columns``).
+struct ModelColumns: Sendable {
+    enum Place: Sendable {
+        case column(Int)
+        case toOne(slot: Int)
+        case toMany(slot: Int)
+    }
+
+    /// The members' names and places in the layout's order, which is the order a synthesized
+    /// `init(from:)` asks for them.
+    let names: [String]
+    let places: [Place]
+    let index: [String: Int]
+    /// The attributes a typed read selects, in column order.
+    let attributes: [String]
+    /// The relationship members, by slot.
+    let relationships: [ModelMember]
+
+    init(_ members: [ModelMember]) {
+        var places: [Place] = [], attributes: [String] = [], relationships: [ModelMember] = []
+        for member in members {
+            switch member.kind {
+            case .attribute:
+                places.append(.column(attributes.count))
+                attributes.append(member.name)
+            case .toOne:
+                places.append(.toOne(slot: relationships.count))
+                relationships.append(member)
+            case .toMany:
+                places.append(.toMany(slot: relationships.count))
+                relationships.append(member)
+            }
+        }
+        names = members.map(\.name)
+        self.places = places
+        index = Dictionary(members.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+}
+
+/// Builds models from stored objects or rows, with their relationships filled `depth` levels
+/// deep: one batched ``StoreReader/related(_:of:)`` call per relationship and level.
 struct ModelReader: Sendable {
     let schema: Schema
     let layouts: ModelLayoutCache
 
+    /// The models of the objects `query` finds, in its order. From a ``ModelRowReader``, only the
+    /// model's attributes are read, and at depth 0 each model is decoded as its row comes.
+    func fetch<M: EntityModel>(_ query: Query, as type: M.Type, reader: any StoreReader, depth: Int) throws -> [M] {
+        let layout = try layouts.layout(of: M.self, in: schema)
+        if let rows = reader as? any ModelRowReader {
+            let attributes = layout.columns.attributes
+            if depth == 0 || layout.columns.relationships.isEmpty {
+                let decoder = ObjectDecoder(layout: layout, related: [], depth: depth)
+                var models: [M] = []
+                if try rows.forEachRow(query, attributes: attributes, { id, row in
+                    models.append(try decoder.decode(id, row: row, at: 0))
+                }) {
+                    return models
+                }
+            } else {
+                var ids: [ObjectID] = [], values: [Value?] = []
+                if try rows.forEachRow(query, attributes: attributes, { id, row in
+                    ids.append(id)
+                    values.append(contentsOf: row)
+                }) {
+                    return try models(ids, values, layout: layout, reader: reader, depth: depth)
+                }
+            }
+        }
+        let objects = try reader.fetch(query)
+        let models = try models(of: objects, as: M.self, reader: reader, depth: depth)
+        return objects.compactMap { models[$0.id] }
+    }
+
     /// The models of the objects with these ids that exist, by id.
     func models<M: EntityModel>(_ ids: [ObjectID], as type: M.Type, reader: any StoreReader, depth: Int) throws -> [ObjectID: M] {
+        if let rows = reader as? any ModelRowReader, ids.allSatisfy({ $0.entity == M.entityName }) {
+            let layout = try layouts.layout(of: M.self, in: schema)
+            var found: [ObjectID] = [], values: [Value?] = []
+            try rows.forEachRow(of: ids, entity: M.entityName, attributes: layout.columns.attributes) { id, row in
+                found.append(id)
+                values.append(contentsOf: row)
+            }
+            let models = try models(found, values, layout: layout, reader: reader, depth: depth)
+            return Dictionary(zip(found, models), uniquingKeysWith: { first, _ in first })
+        }
         let objects = try reader.objects(ids)
         return try models(of: objects, as: type, reader: reader, depth: depth)
     }
@@ -163,83 +258,193 @@ struct ModelReader: Sendable {
     /// The models of these objects, by id.
     func models<M: EntityModel>(of objects: [Object], as type: M.Type, reader: any StoreReader, depth: Int) throws -> [ObjectID: M] {
         let layout = try layouts.layout(of: M.self, in: schema)
-        var related: [String: [ObjectID: [any EntityModel]]] = [:]
-        if depth > 0 && !objects.isEmpty {
-            let found = objects.map(\.id)
-            for member in layout.members {
-                let destination: any EntityModel.Type
-                switch member.kind {
-                case .attribute: continue
-                case .toOne(let d), .toMany(let d): destination = d
-                }
-                let links = try reader.related(member.name, of: found)
-                var seen = Set<ObjectID>()
-                let targets = links.values.flatMap { $0 }.filter { seen.insert($0).inserted }
-                func load<D: EntityModel>(_ type: D.Type) throws -> [ObjectID: any EntityModel] {
-                    try models(targets, as: D.self, reader: reader, depth: depth - 1)
-                }
-                let loaded = try load(destination)
-                var byObject: [ObjectID: [any EntityModel]] = [:]
-                for (id, targets) in links { byObject[id] = targets.compactMap { loaded[$0] } }
-                related[member.name] = byObject
-            }
-        }
+        let related = depth > 0 && !objects.isEmpty ? try self.related(of: objects.map(\.id), layout.columns, reader: reader, depth: depth) : []
+        let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
         var result: [ObjectID: M] = [:]
         result.reserveCapacity(objects.count)
-        for object in objects {
-            let decoder = ObjectDecoder(object: object, layout: layout, related: related, depth: depth)
-            do {
-                result[object.id] = try M(from: decoder)
-            } catch let error as ModelError {
-                throw error
-            } catch {
-                throw ModelError(.unconvertibleValue, entity: object.entity, "\(object.id) cannot become a \(M.self): \(error)")
-            }
-        }
+        for object in objects { result[object.id] = try decoder.decode(object) }
         return result
+    }
+
+    /// The models of rows read from a ``ModelRowReader``: `values` holds each row's attributes
+    /// (``ModelColumns/attributes``) one row after the other.
+    private func models<M: EntityModel>(
+        _ ids: [ObjectID], _ values: [Value?], layout: ModelLayout<M>, reader: any StoreReader, depth: Int
+    ) throws -> [M] {
+        let related = depth > 0 && !ids.isEmpty ? try self.related(of: ids, layout.columns, reader: reader, depth: depth) : []
+        let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
+        let width = layout.columns.attributes.count
+        var models: [M] = []
+        models.reserveCapacity(ids.count)
+        for (i, id) in ids.enumerated() { models.append(try decoder.decode(id, row: values, at: i * width)) }
+        return models
+    }
+
+    /// The related models of `ids` for each relationship of the model, by slot (one batched read
+    /// per relationship), read `depth - 1` levels deep.
+    private func related(of ids: [ObjectID], _ columns: ModelColumns, reader: any StoreReader, depth: Int) throws -> [[ObjectID: [any EntityModel]]] {
+        try columns.relationships.map { member in
+            let destination: any EntityModel.Type
+            switch member.kind {
+            case .attribute: return [:]
+            case .toOne(let d), .toMany(let d): destination = d
+            }
+            let links = try reader.related(member.name, of: ids)
+            var seen = Set<ObjectID>()
+            let targets = links.values.flatMap { $0 }.filter { seen.insert($0).inserted }
+            func load<D: EntityModel>(_ type: D.Type) throws -> [ObjectID: any EntityModel] {
+                try models(targets, as: D.self, reader: reader, depth: depth - 1)
+            }
+            let loaded = try load(destination)
+            var byObject: [ObjectID: [any EntityModel]] = [:]
+            byObject.reserveCapacity(links.count)
+            for (id, targets) in links { byObject[id] = targets.compactMap { loaded[$0] } }
+            return byObject
+        }
     }
 }
 
-/// Decodes one model from a stored object and its related models.
-struct ObjectDecoder<Model: EntityModel>: Decoder {
-    let object: Object
+/// Decodes models of one type, one object after the other: from a row's values by position (a
+/// typed read from a ``ModelRowReader``) or from an ``Object``'s by name, with their related
+/// models. One decoder serves a whole read; it is not to be shared between threads.
+final class ObjectDecoder<Model: EntityModel>: Decoder {
     let layout: ModelLayout<Model>
-    let related: [String: [ObjectID: [any EntityModel]]]
+    /// The related models of the objects, by relationship slot (empty: none read).
+    let related: [[ObjectID: [any EntityModel]]]
     let depth: Int
+    private let columns: ModelColumns
+    /// The object being decoded: its id and its values, either those of a row from `base` on or
+    /// those of `object`.
+    private(set) var id = ObjectID(entity: "", rowID: 0)
+    private var row: [Value?] = []
+    private var base = 0
+    private var object: Object?
+    /// The member `init(from:)` is expected to ask for next.
+    private var next = 0
+
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(layout: ModelLayout<Model>, related: [[ObjectID: [any EntityModel]]], depth: Int) {
+        self.layout = layout
+        self.columns = layout.columns
+        self.related = related
+        self.depth = depth
+    }
+
+    /// A decoder of `object`, for `Model(from:)`, with related models by relationship name.
+    convenience init(object: Object, layout: ModelLayout<Model>, related: [String: [ObjectID: [any EntityModel]]], depth: Int) {
+        self.init(layout: layout, related: related.isEmpty ? [] : layout.columns.relationships.map { related[$0.name] ?? [:] }, depth: depth)
+        start(object.id, object: object)
+    }
+
+    private func start(_ id: ObjectID, object: Object? = nil, row: [Value?] = [], base: Int = 0) {
+        self.id = id
+        self.object = object
+        self.row = row
+        self.base = base
+        next = 0
+    }
+
+    /// The model of the row whose values start at `base` in `row`.
+    func decode(_ id: ObjectID, row: [Value?], at base: Int) throws -> Model {
+        start(id, row: row, base: base)
+        // Let go of the row, so that a reader refilling its buffer does not copy it.
+        defer { self.row = [] }
+        return try decodeModel()
+    }
+
+    /// The model of `object`.
+    func decode(_ object: Object) throws -> Model {
+        start(object.id, object: object)
+        defer { self.object = nil }
+        return try decodeModel()
+    }
+
+    private func decodeModel() throws -> Model {
+        do {
+            return try Model(from: self)
+        } catch let error as ModelError {
+            throw error
+        } catch {
+            throw ModelError(.unconvertibleValue, entity: id.entity, "\(id) cannot become a \(Model.self): \(error)")
+        }
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(Keyed(decoder: self))
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw ModelError(.unsupportedProperty, entity: object.entity, "\(Model.self) decodes an array, not a model")
+        throw ModelError(.unsupportedProperty, entity: id.entity, "\(Model.self) decodes an array, not a model")
     }
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw ModelError(.unsupportedProperty, entity: object.entity, "\(Model.self) decodes a single value, not a model")
+        throw ModelError(.unsupportedProperty, entity: id.entity, "\(Model.self) decodes a single value, not a model")
+    }
+
+    /// The member named `name`: the expected one when `init(from:)` asks in the layout's order
+    /// (a string comparison), otherwise found by name.
+    private func member(_ name: String) -> Int? {
+        if next < columns.names.count && columns.names[next] == name {
+            next += 1
+            return next - 1
+        }
+        guard let member = columns.index[name] else { return nil }
+        next = member + 1
+        return member
+    }
+
+    private func relatedModels(_ slot: Int) -> [any EntityModel]? {
+        slot < related.count ? related[slot][id] : nil
+    }
+
+    /// The stored value of attribute `name` (nil inside: unset), or nil when `name` is a
+    /// relationship. A name the layout does not know is unset in a row (which holds the layout's
+    /// attributes only) and looked up in an object.
+    func attribute(_ name: String) -> Value?? {
+        let member = self.member(name)
+        let place = member.map { columns.places[$0] }
+        if let place, case .column(let column) = place {
+            return .some(object == nil ? row[base + column] : object!.values[name])
+        }
+        if place != nil { return nil }
+        return .some(object?.values[name])
+    }
+
+    /// Whether `name` has a stored value or related models.
+    func contains(_ name: String) -> Bool {
+        switch member(name).map({ columns.places[$0] }) {
+        case .toOne(let slot)?, .toMany(let slot)?: relatedModels(slot)?.isEmpty == false
+        default: attribute(name).map { $0 != nil } ?? false
+        }
     }
 
     func value<T: Decodable>(_ type: T.Type, name: String, optional: Bool) throws -> T? {
-        if let array = T.self as? any ModelArray.Type {
+        switch member(name).map({ columns.places[$0] }) {
+        case .toOne(let slot)?:
+            return relatedModels(slot)?.first as? T
+        case .toMany(let slot)?:
             // Beyond the depth, or never linked: no models.
-            return array.of(related[name]?[object.id] ?? []) as? T
+            return (T.self as? any ModelArray.Type)?.of(relatedModels(slot) ?? []) as? T
+        case .column?:
+            break
+        case nil:
+            if let array = T.self as? any ModelArray.Type { return array.of([]) as? T }
+            if T.self is any EntityModel.Type { return nil }
         }
-        if T.self is any EntityModel.Type {
-            return related[name]?[object.id]?.first as? T
-        }
-        guard let stored = object.values[name] else {
+        guard let stored = attribute(name) ?? nil else {
             if optional { return nil }
             throw ModelError(
-                .unsetAttribute, entity: object.entity, member: name,
-                "\(object.id).\(name) is unset, but \(Model.self).\(name) is not optional; make it optional to read objects without it")
+                .unsetAttribute, entity: id.entity, member: name,
+                "\(id).\(name) is unset, but \(Model.self).\(name) is not optional; make it optional to read objects without it")
         }
+        if T.self == Date.self, case .date(let date) = stored { return unsafeBitCast(date, to: T.self) }
         if let converted = ValueConversion.decode(T.self, from: stored) { return converted }
         do {
             return try T(from: StoredValueDecoder(value: stored))
         } catch {
             throw ModelError(
-                .unconvertibleValue, entity: object.entity, member: name,
-                "\(object.id).\(name) holds \(stored), which cannot become \(T.self) (\(Model.self).\(name))")
+                .unconvertibleValue, entity: id.entity, member: name,
+                "\(id).\(name) holds \(stored), which cannot become \(T.self) (\(Model.self).\(name))")
         }
     }
 
@@ -247,32 +452,45 @@ struct ObjectDecoder<Model: EntityModel>: Decoder {
         let decoder: ObjectDecoder
         var codingPath: [any CodingKey] { [] }
         var allKeys: [Key] { decoder.layout.members.compactMap { Key(stringValue: $0.name) } }
-        func contains(_ key: Key) -> Bool {
-            let name = key.stringValue
-            if decoder.object.values[name] != nil { return true }
-            return decoder.related[name]?[decoder.object.id]?.isEmpty == false
-        }
+        func contains(_ key: Key) -> Bool { decoder.contains(key.stringValue) }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             guard let value = try decoder.value(T.self, name: key.stringValue, optional: false) else {
                 throw ModelError(
-                    .nonOptionalToOne, entity: decoder.object.entity, member: key.stringValue,
-                    "\(decoder.object.id).\(key.stringValue) cannot be read as a non-optional \(T.self)")
+                    .nonOptionalToOne, entity: decoder.id.entity, member: key.stringValue,
+                    "\(decoder.id).\(key.stringValue) cannot be read as a non-optional \(T.self)")
             }
             return value
         }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             try decoder.value(T.self, name: key.stringValue, optional: true)
         }
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decode(type as Bool.Type, key) }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String { try decode(type as String.Type, key) }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decode(type as Double.Type, key) }
+        // The common types straight from the stored value; anything else (a conversion, an
+        // unset value, an error) through `value(_:name:optional:)`.
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+            if case .bool(let v)?? = decoder.attribute(key.stringValue) { return v }
+            return try decode(type as Bool.Type, key)
+        }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String {
+            if case .string(let v)?? = decoder.attribute(key.stringValue) { return v }
+            return try decode(type as String.Type, key)
+        }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+            if case .double(let v)?? = decoder.attribute(key.stringValue) { return v }
+            return try decode(type as Double.Type, key)
+        }
         func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decode(type as Float.Type, key) }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decode(type as Int.Type, key) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            if case .int(let v)?? = decoder.attribute(key.stringValue), let int = Int(exactly: v) { return int }
+            return try decode(type as Int.Type, key)
+        }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decode(type as Int8.Type, key) }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decode(type as Int16.Type, key) }
         func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decode(type as Int32.Type, key) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decode(type as Int64.Type, key) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+            if case .int(let v)?? = decoder.attribute(key.stringValue) { return v }
+            return try decode(type as Int64.Type, key)
+        }
         func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decode(type as UInt.Type, key) }
         func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decode(type as UInt8.Type, key) }
         func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decode(type as UInt16.Type, key) }
@@ -281,15 +499,46 @@ struct ObjectDecoder<Model: EntityModel>: Decoder {
         private func decode<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
             try decode(type, forKey: key) as T
         }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try present(type, key) }
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try present(type, key) }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try present(type, key) }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+            switch decoder.attribute(key.stringValue) {
+            case .bool(let v)??: return v
+            case .some(nil): return nil
+            default: return try present(type, key)
+            }
+        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+            switch decoder.attribute(key.stringValue) {
+            case .string(let v)??: return v
+            case .some(nil): return nil
+            default: return try present(type, key)
+            }
+        }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+            switch decoder.attribute(key.stringValue) {
+            case .double(let v)??: return v
+            case .some(nil): return nil
+            default: return try present(type, key)
+            }
+        }
         func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try present(type, key) }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try present(type, key) }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+            switch decoder.attribute(key.stringValue) {
+            case .int(let v)??: if let int = Int(exactly: v) { return int }
+            case .some(nil): return nil
+            default: break
+            }
+            return try present(type, key)
+        }
         func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try present(type, key) }
         func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try present(type, key) }
         func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try present(type, key) }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try present(type, key) }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+            switch decoder.attribute(key.stringValue) {
+            case .int(let v)??: return v
+            case .some(nil): return nil
+            default: return try present(type, key)
+            }
+        }
         func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try present(type, key) }
         func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try present(type, key) }
         func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try present(type, key) }
@@ -299,10 +548,10 @@ struct ObjectDecoder<Model: EntityModel>: Decoder {
             try decoder.value(T.self, name: key.stringValue, optional: true)
         }
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            throw ModelError(.unsupportedProperty, entity: decoder.object.entity, member: key.stringValue, "nested containers are not properties of an entity")
+            throw ModelError(.unsupportedProperty, entity: decoder.id.entity, member: key.stringValue, "nested containers are not properties of an entity")
         }
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            throw ModelError(.unsupportedProperty, entity: decoder.object.entity, member: key.stringValue, "arrays of values are not properties of an entity")
+            throw ModelError(.unsupportedProperty, entity: decoder.id.entity, member: key.stringValue, "arrays of values are not properties of an entity")
         }
         func superDecoder() throws -> any Decoder { decoder }
         func superDecoder(forKey key: Key) throws -> any Decoder { decoder }

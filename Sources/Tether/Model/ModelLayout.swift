@@ -23,6 +23,8 @@ struct ModelMember: Sendable {
 final class ModelLayout<Model: EntityModel>: Sendable {
     let entityName: String
     let members: [ModelMember]
+    /// Where a decoder finds each member in a typed read.
+    let columns: ModelColumns
     let description: ModelDescription<Model>
     private let base: Model
     private let marked: [(name: String, model: Model)]
@@ -39,6 +41,7 @@ final class ModelLayout<Model: EntityModel>: Sendable {
         let (base, members) = try probe.decode(Model.self, marking: nil)
         self.base = base
         self.members = members
+        columns = ModelColumns(members)
         var marked: [(String, Model)] = []
         for member in members {
             marked.append((member.name, try probe.decode(Model.self, marking: member.name).model))
