@@ -192,6 +192,7 @@ def convert(name, included, problems):
                         problems.append(f"Docs/{name}.md:{number}: no heading #{anchor} in Docs/{other}.md")
                     else:
                         fragment = "#" + known[anchor]
+                        fragments.add((name, other, known[anchor]))
                 return f"[{text}](<doc:{other}{fragment}>)"
             # A file outside Docs/: name it by its path in the repository.
             relative = os.path.relpath(resolved, root)
@@ -202,6 +203,7 @@ def convert(name, included, problems):
 
 problems = []
 for catalog in sorted(os.listdir(catalogs)):
+    fragments = set()   # (article, target article, DocC anchor): checked in the archive later
     module, directory = catalog[:-5], os.path.join(catalogs, catalog)
     if module == core:
         included = set(guides)
@@ -217,6 +219,8 @@ for catalog in sorted(os.listdir(catalogs)):
             continue
         with open(target, "w", encoding="utf-8") as file:
             file.write(convert(name, included, problems))
+    with open(os.path.join(catalogs, module + ".fragments"), "w", encoding="utf-8") as file:
+        file.write("".join(f"{a}\t{b}\t{c}\n" for a, b, c in sorted(fragments)))
 for problem in problems:
     print("error: " + problem, file=sys.stderr)
 sys.exit(1 if problems else 0)
@@ -236,6 +240,33 @@ PY
             --warnings-as-errors > "$log" 2>&1 \
             && ! grep -qE "^(warning|error):" "$log"; then
             echo "$module: $archives/$module.doccarchive"
+            # DocC renders a link to a heading it does not find as plain text, without a
+            # warning: check that every heading a guide links to is in the archive.
+            python3 - "$archives/$module.doccarchive" "$catalogs/$module.fragments" <<'PY' || status=1
+import json, os, sys
+archive, listing = sys.argv[1:]
+def anchors(page):
+    found = set()
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "heading" and "anchor" in node:
+                found.add(node["anchor"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    path = [os.path.join(root, name) for root, _, names in os.walk(os.path.join(archive, "data", "documentation"))
+            for name in names if name == page.lower() + ".json"]
+    if path:
+        walk(json.load(open(path[0], encoding="utf-8")).get("primaryContentSections", []))
+    return found
+bad = [line.split("\t") for line in open(listing, encoding="utf-8").read().splitlines()]
+bad = [(a, b, c) for a, b, c in bad if c not in anchors(b)]
+for article, target, anchor in bad:
+    print(f"error: Docs/{article}.md links to the heading #{anchor} of {target}, which DocC did not render", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
         else
             # Paths relative to the repository, not to the assembled copy.
             sed -E -e "s#$root/##g" -e "s#--> (\.\./)+#--> #" "$log" >&2
@@ -329,7 +360,8 @@ PY
 
 echo "-- $(($(date +%s) - started)) s"
 if [ "$status" = 0 ] && [ "$coverage_only" = 0 ]; then
-    echo "Open: docc preview is not needed; serve an archive, e.g."
-    echo "  python3 -m http.server --directory $archives/Tether.doccarchive 8000   # then http://localhost:8000/documentation/tether"
+    echo "To read an archive, serve it as a static site, e.g.:"
+    echo "  python3 -m http.server --directory $archives/Tether.doccarchive 8000"
+    echo "  then open http://localhost:8000/documentation/tether (tetherrails for TetherRails, ...)"
 fi
 exit $status
