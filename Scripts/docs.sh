@@ -84,7 +84,10 @@ for tool in "$docc" "$extract"; do
 done
 
 started=$(date +%s)
-echo "-- building in $scratch"
+# TETHER_DOCS_BUILD_PATH reuses another build folder (CI passes `.build`, which it has just built
+# with the same configuration: nothing is compiled twice).
+build_path="${TETHER_DOCS_BUILD_PATH:-$scratch}"
+echo "-- building in $build_path"
 build_log="$scratch/build.log"
 mkdir -p "$scratch"
 : > "$build_log"
@@ -92,16 +95,16 @@ mkdir -p "$scratch"
 # (someone editing the tree) fails the build; that build is tried once more.
 for entry in "${modules[@]}"; do
     module="${entry%%:*}"
-    if ! swift build --scratch-path "$scratch" --target "$module" >> "$build_log" 2>&1; then
+    if ! swift build --scratch-path "$build_path" --target "$module" >> "$build_log" 2>&1; then
         if ! grep -q "was modified during the build" "$build_log" \
-            || ! swift build --scratch-path "$scratch" --target "$module" >> "$build_log" 2>&1; then
+            || ! swift build --scratch-path "$build_path" --target "$module" >> "$build_log" 2>&1; then
             cat "$build_log" >&2
             echo "error: the build of $module failed" >&2
             exit 1
         fi
     fi
 done
-bin="$(swift build --scratch-path "$scratch" --show-bin-path)"
+bin="$(swift build --scratch-path "$build_path" --show-bin-path)"
 
 # The target the modules were built for, and on Apple platforms the SDK.
 triple="$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')"
