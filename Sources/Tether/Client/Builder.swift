@@ -18,17 +18,36 @@ extension Client {
     /// Defaults: verbatim naming, identity by the attribute `id` (or the entity's declared
     /// identity), an ``InMemoryStore``, ISO 8601 and Unix-timestamp dates, no transport.
     public struct Builder: Sendable {
+        /// The entities of the client: the schema given to ``init(schema:)``, or the one derived
+        /// from the models; `build()` resolves each entity's identity into it.
         public var schema: Schema
+        /// How property names become JSON keys, foreign keys and resource paths
+        /// (``VerbatimNaming`` by default: a property's name is its key).
         public var naming: any NamingStrategy = VerbatimNaming()
+        /// Per-entity key overrides, asked in order before the naming strategy: for each property,
+        /// the first mapping that answers wins. `init(models:)` puts the models' own keys first.
         public var keyMappings: [any KeyMapping] = []
+        /// Which attributes identify each entity, and how identity values are read from JSON
+        /// (``AttributeIdentity``: an entity's declared identity, else its attribute `id`).
         public var identity: any IdentityStrategy = AttributeIdentity()
+        /// Where objects are kept (a new ``InMemoryStore`` by default); `build()` prepares it with
+        /// the schema.
         public var store: any Store = InMemoryStore()
+        /// The transport of every entity without one of its own; nil by default (no requests).
         public var transport: (any Transport)?
+        /// Transports for single entities, by entity name, winning over ``transport``.
         public var entityTransports: [String: any Transport] = [:]
+        /// What relative URL templates are appended to; nil by default.
         public var baseURL: URL?
+        /// How date attributes are read and written (``DateDecoding/default``: ISO 8601 strings
+        /// and Unix seconds).
         public var dateDecoding: DateDecoding = .default
+        /// The converters of `.transformable(name)` attributes, by name.
         public var transformers: [String: any AttributeTransformer] = [:]
+        /// The options of every import, fetch and refresh given none (``ImportOptions``' defaults
+        /// unless set).
         public var importOptions: ImportOptions = ImportOptions()
+        /// The extensions added with ``extending(with:)``, one per type, checked by `build()`.
         public var extensions: [any ClientExtension] = []
         /// Request hooks, resource URLs and paging (see Remote/RemoteConfiguration.swift).
         public var remote = RemoteConfiguration()
@@ -39,6 +58,18 @@ extension Client {
         /// Errors of typed registrations (a key path that names no property), thrown by `build()`.
         var deferredErrors: [ModelError] = []
 
+        /// A builder for a schema written by hand, with the defaults above; nothing is checked
+        /// before ``build()``.
+        ///
+        /// ```swift
+        /// let schema = try Schema {
+        ///     Entity("User") {
+        ///         Attribute("id", .int64)
+        ///         Attribute("login", .string)
+        ///     }
+        /// }
+        /// let client = try Client.Builder(schema: schema).build()
+        /// ```
         public init(schema: Schema) { self.schema = schema }
 
         /// A builder for typed models (``EntityModel``): the schema is derived from the models
@@ -64,10 +95,20 @@ extension Client {
             }
         }
 
+        /// Sets how property names become JSON keys, foreign keys and resource paths: `.verbatim`
+        /// (the default) or `.rails` from `TetherRails` (`createdAt` ↔ `created_at`). Key mappings
+        /// still win for the properties they name.
         public func naming(_ naming: some NamingStrategy) -> Self { with { $0.naming = naming } }
         /// Adds a key mapping; mappings added earlier win over later ones.
         public func keyMapping(_ mapping: some KeyMapping) -> Self { with { $0.keyMappings.append(mapping) } }
+        /// Sets which attributes identify each entity and how identity values are read:
+        /// `.attribute("id")` by default, `.attribute("id", overrides: ["Issue": ["number"]])` for
+        /// an entity identified otherwise. `build()` throws a ``ConfigurationError``
+        /// (`.invalidIdentity`) for an identity that names no attribute.
         public func identity(_ identity: some IdentityStrategy) -> Self { with { $0.identity = identity } }
+        /// Sets the store: an ``InMemoryStore`` by default, `SQLiteStore` (`TetherSQLite`) to keep
+        /// objects in a file. `build()` prepares it with the schema and throws a
+        /// ``ConfigurationError`` (`.store`) when its stored data cannot follow the schema.
         public func store(_ store: some Store) -> Self { with { $0.store = store } }
         /// The default transport for every entity.
         public func transport(_ transport: some Transport) -> Self { with { $0.transport = transport } }
@@ -75,12 +116,23 @@ extension Client {
         public func transport(_ transport: some Transport, for entity: String) -> Self {
             with { $0.entityTransports[entity] = transport }
         }
+        /// Sets what relative URL templates are appended to: `/users/:login` under
+        /// `https://example.com/api` is `https://example.com/api/users/octocat` (the base's path is
+        /// kept). Templates starting with `http://` or `https://` ignore it.
         public func baseURL(_ url: URL) -> Self { with { $0.baseURL = url } }
+        /// Sets how date attributes are read from JSON (formats tried in order) and written in
+        /// request bodies: `DateDecoding([.format("yyyy-MM-dd HH:mm"), .secondsSince1970])`.
         public func dateDecoding(_ decoding: DateDecoding) -> Self { with { $0.dateDecoding = decoding } }
         /// Registers the transformer used by attributes of type `.transformable(name)`.
         public func transformer(_ transformer: some AttributeTransformer, named name: String) -> Self {
             with { $0.transformers[name] = transformer }
         }
+        /// Sets the options of every import, fetch and refresh given none (`options: nil`). A call's
+        /// own options replace these whole, not field by field.
+        ///
+        /// ```swift
+        /// builder.importOptions(ImportOptions(policy: .fail, coercion: .strict))
+        /// ```
         public func importOptions(_ options: ImportOptions) -> Self { with { $0.importOptions = options } }
         /// Adds an extension (a route table, say), validated at `build()` and reachable through
         /// ``Client/extension(_:)``. A second extension of the same type replaces the first.

@@ -12,16 +12,36 @@ public import Foundation
 public final class Client: Sendable {
     /// The schema with every entity's identity resolved.
     public let schema: Schema
+    /// Where every attribute and relationship of every entity lives in JSON, resolved once by
+    /// ``Builder/build()``: `client.mapping["Repository"]?.keyPath(for: "fullName")` is `full_name`
+    /// under Rails naming.
     public let mapping: Mapping
+    /// The naming strategy the mapping was resolved with; URL templates also read foreign keys and
+    /// resource paths through it.
     public let naming: any NamingStrategy
+    /// Reads identity values from JSON (`12345` and `"12345"` alike, by default); which attributes
+    /// identify each entity is already resolved into ``schema``.
     public let identityStrategy: any IdentityStrategy
+    /// The store every import, read and observation goes through, prepared with ``schema``. Use it
+    /// directly for what the client does not wrap (`client.store.read { try $0.count(query) }`).
     public let store: any Store
+    /// The default transport, or nil when the builder set none: a request of an entity without a
+    /// transport of its own then throws a ``RequestError`` (`.noTransport`).
     public let transport: (any Transport)?
+    /// The transports set for single entities, by entity name; each wins over ``transport`` for
+    /// its entity's requests (see ``transport(for:)``).
     public let entityTransports: [String: any Transport]
+    /// What relative URL templates (`/users/:login`) are appended to; nil when every template is
+    /// absolute (a relative one then throws a ``RequestError``, `.invalidURL`).
     public let baseURL: URL?
+    /// How date attributes are read from JSON, and written in request bodies.
     public let dateDecoding: DateDecoding
+    /// The converters of `.transformable(name)` attributes, by name (each checked by `build()`).
     public let transformers: [String: any AttributeTransformer]
+    /// The options of every import, fetch and refresh given none (`options: nil`).
     public let importOptions: ImportOptions
+    /// The extensions added with ``Builder/extending(with:)``, checked by `build()`, in the order
+    /// added; look one up by type with ``extension(_:)``.
     public let extensions: [any ClientExtension]
     /// Request hooks, resource URLs and paging.
     public let remote: RemoteConfiguration
@@ -136,7 +156,7 @@ public final class Client: Sendable {
     }
 
     /// Imports JSON bytes as the objects of one parent's relationship (a user's repositories),
-    /// without HTTP, in one transaction: the objects are imported as ``import(_:as:options:)``
+    /// without HTTP, in one transaction: the objects are imported as ``import(_:as:options:)-(Data,_,_)``
     /// imports them, then linked to `parent` through `relationship`, replacing what is linked or
     /// adding to it.
     ///
@@ -231,18 +251,30 @@ public final class Client: Sendable {
 
     // MARK: Reading
 
+    /// The stored objects that match `query`, in its order (ties, and a query without sort, in
+    /// order of insertion), within its limit and offset. Reads the last committed state; throws a
+    /// ``StoreError`` for an unknown entity, attribute or relationship in the query.
+    ///
+    /// ```swift
+    /// let open = try await client.fetch(Query("Issue", where: .equal("state", "open"), sortedBy: [.descending("createdAt")]))
+    /// ```
     public func fetch(_ query: Query) async throws -> [Object] {
         try await store.read { try $0.fetch(query) }
     }
 
+    /// The stored objects of `F`'s entity that match `condition`, in `sort` order, as typed
+    /// objects (`user.login`); throws as ``fetch(_:)`` throws.
     public func fetch<F: ObjectFields>(_ type: TypedObject<F>.Type, where condition: Condition? = nil, sortedBy sort: [Sort] = []) async throws -> [TypedObject<F>] {
         try await fetch(Query(F.entityName, where: condition, sortedBy: sort)).compactMap(TypedObject<F>.init)
     }
 
+    /// How many stored objects match `query`'s entity and condition (its limit and offset are
+    /// ignored), counted by the store without reading them; throws as ``fetch(_:)`` throws.
     public func count(_ query: Query) async throws -> Int {
         try await store.read { try $0.count(query) }
     }
 
+    /// The stored object with this id, or nil when it is not stored (deleted, or never inserted).
     public func object(_ id: ObjectID) async throws -> Object? {
         try await store.read { try $0.object(id) }
     }

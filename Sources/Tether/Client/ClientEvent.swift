@@ -41,6 +41,7 @@ public enum ClientEvent: Sendable, CustomStringConvertible {
 
 /// One exchange with the server (see ``ClientEvent/request(_:)``).
 public struct RequestEvent: Sendable, CustomStringConvertible {
+    /// The request's HTTP method.
     public var method: HTTPMethod
     /// The URL, redacted (``Redaction/url(_:)``).
     public var url: URL
@@ -59,6 +60,8 @@ public struct RequestEvent: Sendable, CustomStringConvertible {
     /// Why no answer came (a redacted ``TransportError`` description), or nil.
     public var error: String?
 
+    /// An event with these values, as the client reports them (for tests of your handlers); pass
+    /// a redacted URL.
     public init(method: HTTPMethod, url: URL, entity: String? = nil, status: Int?, duration: Duration,
                 requestBytes: Int, responseBytes: Int, attempt: Int = 1, error: String? = nil) {
         self.method = method
@@ -81,9 +84,11 @@ public struct RequestEvent: Sendable, CustomStringConvertible {
 
 /// A request about to be sent again (see ``ClientEvent/retry(_:)``).
 public struct RetryEvent: Sendable, CustomStringConvertible {
+    /// The request's HTTP method (one the ``RetryPolicy`` retries).
     public var method: HTTPMethod
     /// The URL, redacted (``Redaction/url(_:)``).
     public var url: URL
+    /// The entity whose transport sends it, when the request is for one entity.
     public var entity: String?
     /// The attempt about to be made: 2 for the first retry.
     public var attempt: Int
@@ -94,6 +99,8 @@ public struct RetryEvent: Sendable, CustomStringConvertible {
     /// What is retried, in words: `"status 503"`, or the transport error.
     public var reason: String
 
+    /// An event with these values, as the client reports them (for tests of your handlers); pass
+    /// a redacted URL.
     public init(method: HTTPMethod, url: URL, entity: String? = nil, attempt: Int, delay: Duration, status: Int?, reason: String) {
         self.method = method
         self.url = url
@@ -117,9 +124,14 @@ public struct ImportEvent: Sendable, CustomStringConvertible {
     public var entity: String
     /// Top-level objects in the payload.
     public var objects: Int
+    /// Objects inserted, nested ones included (``ImportResult/inserted``).
     public var inserted: Int
+    /// Stored objects whose attributes or relationships changed (``ImportResult/updated``).
     public var updated: Int
+    /// Stored objects the payload named that did not change (``ImportResult/unchanged``).
     public var unchanged: Int
+    /// Objects deleted: tombstones, objects missing within ``ImportOptions/deleteMissing``'s
+    /// scope, and what delete rules took with them (``ImportResult/deleted``).
     public var deleted: Int
     /// How many ``ImportDiagnostic``s the import reported.
     public var diagnostics: Int
@@ -128,6 +140,7 @@ public struct ImportEvent: Sendable, CustomStringConvertible {
     /// The size of the payload when it was bytes, else nil.
     public var bytes: Int?
 
+    /// The event of an import of `entity` that committed `result` (its lists are counted).
     public init(entity: String, result: ImportResult, duration: Duration, bytes: Int? = nil) {
         self.entity = entity
         self.objects = result.objects.count
@@ -151,18 +164,26 @@ public struct ImportEvent: Sendable, CustomStringConvertible {
 public struct FailureEvent: Sendable, CustomStringConvertible {
     /// What failed.
     public enum Operation: String, Sendable, Hashable {
-        case request, `import`
+        /// An exchange with the server: no answer, or a status of 400 or more, after its retries.
+        case request
+        /// An import's write transaction, rolled back: nothing was written.
+        case `import`
     }
+    /// What failed: a request or an import.
     public var operation: Operation
+    /// The entity of the request's transport, or the imported entity, when there is one.
     public var entity: String?
-    /// The request's method and redacted URL, for a request.
+    /// The request's HTTP method; nil for an import.
     public var method: HTTPMethod?
+    /// The request's URL, redacted (``Redaction/url(_:)``); nil for an import.
     public var url: URL?
     /// The HTTP status, when the server answered.
     public var status: Int?
     /// The error that was thrown to the caller (Tether's errors describe themselves without secrets).
     public var error: any Error
 
+    /// An event with these values, as the client reports them (for tests of your handlers); pass
+    /// a redacted URL.
     public init(operation: Operation, entity: String? = nil, method: HTTPMethod? = nil, url: URL? = nil, status: Int? = nil, error: any Error) {
         self.operation = operation
         self.entity = entity

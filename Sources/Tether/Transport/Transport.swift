@@ -22,6 +22,15 @@ public import Foundation
 /// A transport throws only for failures to exchange (connection refused, timeout). An HTTP
 /// error status is a normal response; Tether turns it into an ``HTTPError``.
 public protocol Transport: Sendable {
+    /// Sends `request` as it is (the client has already added its default headers and run the
+    /// request hooks) and returns the server's answer, whatever its status.
+    ///
+    /// Called concurrently from any task, once per attempt: a retry (``RetryPolicy``) calls it
+    /// again with the same request. Throw a ``TransportError`` when there is no answer
+    /// (`.connectionRefused`, `.connectionLost`, `.timeout`, `.cancelled`, `.other`);
+    /// `.connectionLost` is what lets an idempotent request be retried. The client reports a
+    /// `CancellationError` as `.cancelled` and any other error as `.other`, its text scrubbed of
+    /// the request's secrets. Never throw for a 4xx or 5xx status: return the response.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
@@ -31,12 +40,21 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
     public init(stringLiteral value: String) { self.init(rawValue: value) }
 
+    /// `GET`: reads a resource (fetches, refreshes, relationship lists); idempotent, retried by the
+    /// default ``RetryPolicy``.
     public static let get = HTTPMethod(rawValue: "GET")
+    /// `POST`: creates an object in a collection, or adds one to a relationship; not idempotent, so
+    /// not retried by default.
     public static let post = HTTPMethod(rawValue: "POST")
+    /// `PUT`: replaces an object (a save, when the builder's save method says so); idempotent.
     public static let put = HTTPMethod(rawValue: "PUT")
+    /// `PATCH`: changes some of an object's values (the default save method); not retried by default.
     public static let patch = HTTPMethod(rawValue: "PATCH")
+    /// `DELETE`: deletes an object, or removes it from a relationship; idempotent.
     public static let delete = HTTPMethod(rawValue: "DELETE")
+    /// `HEAD`: a `GET` without a body; idempotent.
     public static let head = HTTPMethod(rawValue: "HEAD")
+    /// `OPTIONS`: asks what a resource allows; idempotent.
     public static let options = HTTPMethod(rawValue: "OPTIONS")
 
     public var description: String { rawValue }
@@ -48,9 +66,12 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible,
     CustomDebugStringConvertible, CustomReflectable
 {
+    /// Every field in the order it was added, names as they were given (a name may repeat).
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// No fields.
     public init() {}
+    /// The fields in order, repeated names kept (`[("Accept", "application/json")]`).
     public init(_ fields: [(String, String)]) { for (n, v) in fields { add(name: n, value: v) } }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
@@ -68,6 +89,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
     }
 
+    /// Appends a field, keeping the fields of that name already there (a second `Set-Cookie`);
+    /// use the subscript to replace them instead.
     public mutating func add(name: String, value: String) { fields.append((name, value)) }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
@@ -99,11 +122,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 /// Its description, debug description and mirror hide credentials (see ``Redaction``), so that
 /// printing a request, or an error of your own that holds one, never shows a token.
 public struct TransportRequest: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The HTTP method (`GET`, `POST`, …).
     public var method: HTTPMethod
+    /// The absolute URL, query included.
     public var url: URL
+    /// The header fields to send: the client adds `Accept` and, with a body, `Content-Type`
+    /// (JSON) unless they are set, then the request hooks add theirs (`Authorization`).
     public var headers: HTTPHeaders
+    /// The body bytes (JSON for Tether's own requests), or nil for none.
     public var body: Data?
 
+    /// A request; `headers` and `body` default to none.
     public init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil) {
         self.method = method
         self.url = url
@@ -128,10 +157,14 @@ public struct TransportRequest: Sendable, Hashable, CustomStringConvertible, Cus
 
 /// What a ``Transport`` got back.
 public struct TransportResponse: Sendable, Hashable {
+    /// The HTTP status of the answer (100–599); any status is a response, not an error.
     public var status: Int
+    /// The response's header fields (`Content-Type`, `ETag`, `Link`, …).
     public var headers: HTTPHeaders
+    /// The response body bytes, empty when there is none.
     public var body: Data
 
+    /// A response; `headers` and `body` default to empty (a stub's `TransportResponse(status: 204)`).
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
