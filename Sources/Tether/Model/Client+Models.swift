@@ -205,7 +205,8 @@ extension Client {
     /// and sends it with the entity's save method (a `PATCH` of what changed, see
     /// ``save(_:options:)``). A property set to nil clears the attribute. Relationships are never
     /// cleared by a save, and to-many relationships are not written: a model read at depth 0 has
-    /// empty arrays that say nothing about the server; change them with ``relationship(_:of:)``.
+    /// empty arrays that say nothing about the server; change them with
+    /// ``relationship(_:of:)->ModelRelationship<M,D>``.
     @discardableResult
     public func save<M: EntityModel>(_ model: M, options: ExportOptions = ExportOptions(), depth: Int = 1) async throws -> M {
         let id = try await writeLocally(model)
@@ -335,7 +336,8 @@ extension Client {
     }
 }
 
-/// The remote operations of one to-many relationship of one model (``Client/relationship(_:of:)``).
+/// The remote operations of one to-many relationship of one model
+/// (``Client/relationship(_:of:)->ModelRelationship<M,D>``).
 public struct ModelRelationship<Model: EntityModel, Destination: EntityModel>: Sendable {
     let client: Client
     let source: Model
@@ -393,6 +395,10 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> Iterator { Iterator(client: client, base: observation.makeAsyncIterator(), depth: depth) }
 
+    /// One observer of a ``ModelObservation``: made by `for try await`, it follows the store's
+    /// changes from then on. `next()` returns the models at once, then the next state after each
+    /// committed change to the results (changes it has not read yet are merged into one), and
+    /// nil once the task is cancelled.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let client: Client
         var base: QueryObservation.Iterator
@@ -418,6 +424,10 @@ public struct ModelResults<Model: EntityModel>: Sendable {
     /// The models in the result's order. With depth above 0, relationships are read after the
     /// snapshot; an object deleted meanwhile is missing here (and gone in the next state).
     public let models: [Model]
+    /// The core state the models were read from: the objects, their sections, and the remote
+    /// state of a remote-backed observation.
     public let snapshot: ResultsSnapshot
+    /// What changed since the previous state, by position in the results (the snapshot's
+    /// ``ResultsSnapshot/difference``): apply it to a table or list view.
     public var difference: ResultsDifference { snapshot.difference }
 }

@@ -146,8 +146,11 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
 
 /// An error of the typed model layer, naming the model's entity and the property at fault.
 public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong; compare with the static members (`.unmappedKeyPath`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`unmappedKeyPath`).
         public let name: String
+        /// A kind named `name`; the typed model layer throws the static members.
         public init(_ name: String) { self.name = name }
         /// A property whose type is neither a value, an optional model nor an array of models.
         public static let unsupportedProperty = Kind("unsupportedProperty")
@@ -170,13 +173,16 @@ public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { name }
     }
 
+    /// What is wrong.
     public let kind: Kind
     /// The entity of the model.
     public let entity: String
     /// The property, when one is at fault.
     public let member: String?
+    /// A sentence naming the model, the property and what is wrong with it.
     public let message: String
 
+    /// An error of `kind` about `entity`'s model, and its property `member` when given.
     public init(_ kind: Kind, entity: String, member: String? = nil, _ message: String) {
         self.kind = kind
         self.entity = entity

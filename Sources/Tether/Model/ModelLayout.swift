@@ -267,7 +267,7 @@ extension Schema {
     ///
     /// A relationship without a declared inverse is paired with the destination's single
     /// relationship back (`User.repositories` with `Repository.owner`); with several candidates
-    /// it stays without inverse unless ``ModelDescription/inverse(_:_:)-(KeyPath<Model,D?>,_)``
+    /// it stays without inverse unless ``ModelDescription/inverse(_:_:)-(KeyPath<Model,D?>Sendable,_)``
     /// names one.
     public init(models: [any EntityModel.Type], entities: [Entity] = []) throws {
         try self.init(models: models, entities: entities, layouts: ModelLayoutCache())

@@ -34,15 +34,21 @@ public struct ModelPredicate<Model: EntityModel>: Sendable {
     public static func notEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, "notEqual", { .notEqual($0, $1) }, whenNil: { .isNotNull($0) })
     }
+    /// The property is less than `value` (strings by code point, dates earlier, numbers smaller);
+    /// an unset attribute never matches. Comparing with `nil` is a ``ModelError``
+    /// (`.unconvertibleValue`), thrown by the fetch; use ``equal(_:_:)`` to find unset values.
     public static func less<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, "less", { .less($0, $1) })
     }
+    /// The property is less than or equal to `value`; see ``less(_:_:)``.
     public static func lessOrEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, "lessOrEqual", { .lessOrEqual($0, $1) })
     }
+    /// The property is greater than `value` (`.greater(\.stargazersCount, 100)`); see ``less(_:_:)``.
     public static func greater<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, "greater", { .greater($0, $1) })
     }
+    /// The property is greater than or equal to `value`; see ``less(_:_:)``.
     public static func greaterOrEqual<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable, _ value: V) -> Self {
         compare(keyPath, value, "greaterOrEqual", { .greaterOrEqual($0, $1) })
     }
@@ -57,6 +63,7 @@ public struct ModelPredicate<Model: EntityModel>: Sendable {
     public static func hasPrefix(_ keyPath: any KeyPath<Model, String> & Sendable, _ prefix: String) -> Self {
         Self { .hasPrefix(try $0.requireAttributeName(of: keyPath, for: "hasPrefix"), prefix) }
     }
+    /// The optional string property is set and starts with `prefix` (case-sensitive).
     public static func hasPrefix(_ keyPath: any KeyPath<Model, String?> & Sendable, _ prefix: String) -> Self {
         Self { .hasPrefix(try $0.requireAttributeName(of: keyPath, for: "hasPrefix"), prefix) }
     }
@@ -64,12 +71,17 @@ public struct ModelPredicate<Model: EntityModel>: Sendable {
     public static func contains(_ keyPath: any KeyPath<Model, String> & Sendable, _ text: String) -> Self {
         Self { .contains(try $0.requireAttributeName(of: keyPath, for: "contains"), text) }
     }
+    /// The optional string property is set and contains `text` (case-sensitive).
     public static func contains(_ keyPath: any KeyPath<Model, String?> & Sendable, _ text: String) -> Self {
         Self { .contains(try $0.requireAttributeName(of: keyPath, for: "contains"), text) }
     }
 
+    /// Both predicates hold: `.equal(\.state, "open") && .greater(\.comments, 10)`.
     public static func && (lhs: Self, rhs: Self) -> Self { Self { .and([try lhs.build($0), try rhs.build($0)]) } }
+    /// At least one of the predicates holds.
     public static func || (lhs: Self, rhs: Self) -> Self { Self { .or([try lhs.build($0), try rhs.build($0)]) } }
+    /// The predicate does not hold, objects whose attribute is unset included
+    /// (`!.equal(\.language, "Swift")` finds repositories without a language too).
     public static prefix func ! (predicate: Self) -> Self { Self { .not(try predicate.build($0)) } }
 }
 
@@ -77,9 +89,12 @@ public struct ModelPredicate<Model: EntityModel>: Sendable {
 public struct ModelSort<Model: EntityModel>: Sendable {
     let build: @Sendable (ModelLayout<Model>) throws -> Sort
 
+    /// Sorts by the property, smallest first (unset values first). A key path that names no
+    /// attribute (a relationship, or an uncoded property) is a ``ModelError`` thrown by the fetch.
     public static func ascending<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
         Self { Sort(try $0.requireAttributeName(of: keyPath, for: "ascending"), ascending: true) }
     }
+    /// Sorts by the property, largest first (unset values last): `.descending(\.createdAt)`.
     public static func descending<V: Encodable & Sendable>(_ keyPath: any KeyPath<Model, V> & Sendable) -> Self {
         Self { Sort(try $0.requireAttributeName(of: keyPath, for: "descending"), ascending: false) }
     }
