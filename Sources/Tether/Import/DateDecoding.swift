@@ -7,8 +7,12 @@ import Synchronization
 /// builder.dateDecoding(DateDecoding([.iso8601, .format("yyyy-MM-dd HH:mm"), .secondsSince1970]))
 /// ```
 public struct DateDecoding: Sendable {
+    /// The formats, in order: reading takes the first that accepts a value; writing uses the
+    /// first that writes (``json(from:)``).
     public var formats: [DateFormat]
 
+    /// Formats tried in this order; a value no format reads is rejected and reported as a
+    /// diagnostic (`.invalidValue`).
     public init(_ formats: [DateFormat]) { self.formats = formats }
 
     /// ISO 8601 (with or without fractional seconds) for strings, Unix seconds for numbers.
@@ -50,6 +54,17 @@ public struct DateFormat: Sendable {
     /// Parses strings with ``ISO8601`` and nothing else: the import reads such dates straight from the bytes.
     let isISO8601: Bool
 
+    /// A format of your own: `parse` reads a JSON value (nil when it is not of this format), and
+    /// `write` gives a date's JSON for request bodies (nil by default: a later format, or Unix
+    /// seconds, writes it). Both run on an import's mapping thread and must be deterministic.
+    ///
+    /// ```swift
+    /// // "/Date(1295942472000)/", as old ASP.NET services write dates
+    /// let aspNet = DateFormat(parse: { json in
+    ///     guard let text = json.stringValue, text.hasPrefix("/Date("), let ms = Double(text.dropFirst(6).prefix { $0.isNumber }) else { return nil }
+    ///     return Date(timeIntervalSince1970: ms / 1000)
+    /// })
+    /// ```
     public init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON? = { _ in nil }) {
         self.init(parse: parse, write: write, isISO8601: false)
     }
@@ -60,7 +75,10 @@ public struct DateFormat: Sendable {
         self.isISO8601 = isISO8601
     }
 
+    /// The date this format reads from `json`, or nil when `json` is not written in it.
     public func date(from json: JSON) -> Date? { parse(json) }
+    /// The JSON this format writes for `date`, or nil when it does not write dates (the number
+    /// formats and ``custom(_:)`` only read).
     public func json(from date: Date) -> JSON? { write(date) }
 
     /// ISO 8601 / RFC 3339 date-times such as `2011-01-26T19:01:12Z`, `2011-01-26T19:01:12.123Z`

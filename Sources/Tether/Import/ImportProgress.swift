@@ -2,6 +2,7 @@ import Synchronization
 
 /// How far an import, or a fetch and its import, has come.
 public struct ImportProgress: Sendable, Hashable, CustomStringConvertible {
+    /// Where the operation is: fetching pages, importing, or finished.
     public enum Phase: Sendable, Hashable {
         /// Pages are being fetched (``pages`` and ``bytes`` count them).
         case fetching
@@ -11,6 +12,7 @@ public struct ImportProgress: Sendable, Hashable, CustomStringConvertible {
         case finished
     }
 
+    /// Where the operation is; the counts below say how far it has come in it.
     public var phase: Phase
     /// Pages fetched so far (fetches only).
     public var pages = 0
@@ -22,6 +24,8 @@ public struct ImportProgress: Sendable, Hashable, CustomStringConvertible {
     /// The size of the payload being imported, when known (a file, `Data`).
     public var totalBytes: Int?
 
+    /// A report with these counts (what a ``ProgressReporter`` receives; for tests of a progress
+    /// display).
     public init(phase: Phase, pages: Int = 0, objects: Int = 0, bytes: Int = 0, totalBytes: Int? = nil) {
         self.phase = phase
         self.pages = pages

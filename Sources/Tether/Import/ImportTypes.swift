@@ -22,6 +22,9 @@ public struct ImportOptions: Sendable, Hashable {
         case strict
     }
 
+    /// What a rejected value or object does: `.report` (the default) skips it and lists it in
+    /// ``ImportResult/diagnostics``; `.fail` aborts the import with an ``ImportError``, writing
+    /// nothing.
     public var policy: Policy
     /// How values are converted; identities are read by the client's ``IdentityStrategy``,
     /// whose default takes `12345` and `"12345"` alike in either mode.
@@ -63,6 +66,15 @@ public struct ImportOptions: Sendable, Hashable {
     /// tests make it small.
     var rememberedLimit = 1 << 17
 
+    /// Options that change only what is given; by default an import reports problems, converts
+    /// losslessly, works in batches of 10,000 (a `batchSize` below 1 counts as 1), inserts and
+    /// updates everything, and deletes nothing.
+    ///
+    /// ```swift
+    /// ImportOptions(policy: .fail)                                   // all or nothing
+    /// ImportOptions(update: false)                                   // insert what is new, keep the rest
+    /// ImportOptions(deleteMissing: .all, tombstones: [Tombstone("deleted", equals: true)])
+    /// ```
     public init(
         policy: Policy = .report, coercion: Coercion = .lossless, batchSize: Int = 10_000,
         insert: Bool = true, update: Bool = true, deleteMissing: DeleteScope? = nil,
@@ -134,10 +146,15 @@ public struct Tombstone: Sendable, Hashable {
     /// The entity whose objects it applies to; nil: the imported entity.
     public var entity: String?
 
+    /// A tombstone marked by one value at `keyPath` (`Tombstone("deleted", equals: true)`), for
+    /// `entity`'s objects, or the imported entity's when nil.
     public init(_ keyPath: JSONKeyPath, equals value: JSON, entity: String? = nil) {
         self.init(keyPath, in: [value], entity: entity)
     }
 
+    /// A tombstone marked by any of `values` at `keyPath`
+    /// (`Tombstone("state", in: ["removed", "spam"])`), for `entity`'s objects, or the imported
+    /// entity's when nil.
     public init(_ keyPath: JSONKeyPath, in values: [JSON], entity: String? = nil) {
         self.keyPath = keyPath
         self.values = values
@@ -167,13 +184,17 @@ public struct ImportResult: Sendable {
     /// Every value or object that was not imported as given, and why.
     public var diagnostics: [ImportDiagnostic] = []
 
+    /// An empty result: no objects, no diagnostics (a stub's answer in tests).
     public init() {}
 }
 
 /// One value or object that an import did not take as given.
 public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong with the value or object; compare with the static members (`.typeMismatch`, ...).
     public struct Problem: Hashable, Sendable, CustomStringConvertible {
+        /// The problem's name, as its static member is spelled (`typeMismatch`).
         public let name: String
+        /// A problem named `name`; imports report the static members.
         public init(_ name: String) { self.name = name }
         /// The JSON value has the wrong type for the attribute.
         public static let typeMismatch = Problem("typeMismatch")
@@ -189,8 +210,11 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
         public var description: String { name }
     }
 
+    /// What the import did about it; compare with the static members (`.valueSkipped`, ...).
     public struct Action: Hashable, Sendable, CustomStringConvertible {
+        /// The action's name, as its static member is spelled (`valueSkipped`).
         public let name: String
+        /// An action named `name`; imports report the static members.
         public init(_ name: String) { self.name = name }
         /// The value was not set; the stored value is unchanged.
         public static let valueSkipped = Action("valueSkipped")
@@ -203,13 +227,18 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
 
     /// Where in the payload, `$[3].owner.id`.
     public let path: JSONPath
+    /// The entity of the object concerned.
     public let entity: String
     /// The attribute or relationship concerned, if any.
     public let attribute: String?
+    /// What was wrong.
     public let problem: Problem
+    /// What the import did about it.
     public let action: Action
+    /// A sentence saying what was found and what was expected (`expected int64, found string "x"`).
     public let message: String
 
+    /// A diagnostic with these values, as an import reports it.
     public init(path: JSONPath, entity: String, attribute: String?, problem: Problem, action: Action, message: String) {
         self.path = path
         self.entity = entity
@@ -227,11 +256,17 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
 /// An import that was aborted: the payload has the wrong shape, or a problem occurred under
 /// ``ImportOptions/Policy/fail``. Nothing was written.
 public struct ImportError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Where in the payload (`$[3].owner.id`); `$` when the payload as a whole is at fault (not a
+    /// list, an unknown entity, a response without the declared shape).
     public let path: JSONPath
+    /// The entity being imported where it failed.
     public let entity: String
+    /// The attribute or relationship concerned, if any.
     public let attribute: String?
+    /// A sentence saying what was wrong.
     public let message: String
 
+    /// An error at `path` of the payload.
     public init(path: JSONPath, entity: String, attribute: String? = nil, message: String) {
         self.path = path
         self.entity = entity
@@ -239,6 +274,8 @@ public struct ImportError: Error, Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The error that `diagnostic` becomes under ``ImportOptions/Policy/fail``: same path, entity,
+    /// attribute and message.
     public init(_ diagnostic: ImportDiagnostic) {
         self.init(path: diagnostic.path, entity: diagnostic.entity, attribute: diagnostic.attribute, message: diagnostic.message)
     }
