@@ -93,7 +93,7 @@ extension Client {
     }
 
     /// Sends the object to its item URL with the entity's save method (`PATCH` unless the builder
-    /// says `PUT`: ``Builder/saveMethod(_:for:)``) and merges the answer; an answer without a
+    /// says `PUT`: ``Builder/saveMethod(_:for:)-(_,String?)``) and merges the answer; an answer without a
     /// body keeps the local object.
     ///
     /// A `PATCH` sends only what changed since the server last confirmed the object: each

@@ -3,8 +3,13 @@ public import Foundation
 /// What a fetch of a list brought: the objects in response order, the import's report and the
 /// number of pages followed.
 public struct FetchResult: Sendable {
+    /// The stored objects of the list, in response order, as the import left them (a repeated
+    /// object appears once).
     public var objects: [Object]
+    /// What the import did: inserted, updated, unchanged and deleted objects, and diagnostics
+    /// (empty when ``notModified``).
     public var importResult: ImportResult
+    /// The pages fetched (1 for a list in one page, and for a `304 Not Modified`).
     public var pages: Int
     /// False when the list was cut by ``Pagination/maxPages`` while the server had more pages.
     public var isComplete: Bool
@@ -12,6 +17,7 @@ public struct FetchResult: Sendable {
     /// nothing was imported, and ``objects`` are the stored objects of that earlier fetch.
     public var notModified: Bool
 
+    /// A result with these values, as a fetch returns it (for stubs in tests).
     public init(objects: [Object], importResult: ImportResult, pages: Int, isComplete: Bool = true, notModified: Bool = false) {
         self.objects = objects
         self.importResult = importResult
@@ -542,12 +548,17 @@ extension Client {
     }
 }
 
-/// The remote operations of one relationship of one object (``Client/relationship(_:of:)``).
+/// The remote operations of one relationship of one object
+/// (``Client/relationship(_:of:)->RelationshipResource``).
 ///
 /// Requests go through the transport of the relationship's destination entity.
 public struct RelationshipResource: Sendable {
+    /// The client whose URLs, transports and store the operations use.
     public let client: Client
+    /// The relationship's name in the source's entity (`repositories`); its URL is the one
+    /// registered with ``Client/Builder/relationshipResource(_:for:of:)``.
     public let relationship: String
+    /// The object whose relationship it is; the URL's variables are read from it.
     public let source: ObjectID
 
     /// GETs every page of the relationship URL, imports the objects and sets the relationship to

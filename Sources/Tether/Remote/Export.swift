@@ -17,6 +17,7 @@ public struct ExportOptions: Sendable, Hashable {
     /// Write unset attributes (and empty to-one relationships) as `null`. Off by default:
     /// unset attributes are left out. Turn it on for a PATCH that clears values.
     public var includeNulls: Bool
+    /// Which relationships are written, as foreign keys: ``Relationships/owned`` by default.
     public var relationships: Relationships
     /// Leave out the identity attributes (servers usually assign them).
     public var omitIdentity: Bool
@@ -38,6 +39,13 @@ public struct ExportOptions: Sendable, Hashable {
         case everything
     }
 
+    /// Options that change only what is given; by default unset attributes are left out, the
+    /// owned relationships are written, the identity is sent, and a save sends what
+    /// ``Content/automatic`` says.
+    ///
+    /// ```swift
+    /// try await client.save(issue.id, options: ExportOptions(includeNulls: true, content: .everything))
+    /// ```
     public init(includeNulls: Bool = false, relationships: Relationships = .owned, omitIdentity: Bool = false, content: Content = .automatic) {
         self.includeNulls = includeNulls
         self.relationships = relationships

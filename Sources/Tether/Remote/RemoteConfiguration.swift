@@ -2,7 +2,7 @@ import Foundation
 
 /// The remote side of a client: request hooks, resource URLs per entity and relationship, and
 /// paging limits. Filled through the builder (``Client/Builder/requestHook(_:)``,
-/// ``Client/Builder/resource(_:item:for:)``, ``Client/Builder/relationshipResource(_:for:of:)``).
+/// ``Client/Builder/resource(_:item:for:)-(_,_,String)``, ``Client/Builder/relationshipResource(_:for:of:)``).
 public struct RemoteConfiguration: Sendable {
     /// Run in order on every request, before the transport.
     public var hooks: [any RequestHook] = []
@@ -36,6 +36,8 @@ public struct RemoteConfiguration: Sendable {
     /// Per entity: a pagination other than ``pagination``.
     public var paginations: [String: Pagination] = [:]
 
+    /// The defaults: no hooks, no registered URLs, `PATCH` saves, two retries of idempotent
+    /// requests, automatic response shapes and pagination, at most 1,000 pages.
     public init() {}
 
     /// The pagination of `entity`'s lists.
@@ -114,6 +116,7 @@ public struct ResourceRoute: Sendable, Hashable {
     /// URL followed by `/:<identity>` (`/repos/:repository.full_name/issues/:id`).
     public var item: URLTemplate?
 
+    /// A route with this collection URL and, when given, this item URL.
     public init(collection: URLTemplate, item: URLTemplate? = nil) {
         self.collection = collection
         self.item = item
@@ -139,7 +142,7 @@ extension Client.Builder {
 
     /// Registers the collection URL of an entity (and optionally the URL of one object), used by
     /// ``Client/refresh(_:)``, ``Client/create(_:options:)``, ``Client/save(_:options:)`` and
-    /// ``Client/delete(_:)``. Checked against the mapping by `build()`.
+    /// ``Client/delete(_:)-(ObjectID)``. Checked against the mapping by `build()`.
     ///
     /// ```swift
     /// builder.resource("/repos/:repository.full_name/issues", item: "/repos/:repository.full_name/issues/:number", for: "Issue")
@@ -153,7 +156,8 @@ extension Client.Builder {
 
     /// Registers the URL listing the objects of a relationship (`/users/:login/repos` for
     /// `User.repositories`), evaluated against the source object. It drives
-    /// ``Client/relationship(_:of:)``: `list()`, `add(_:)` (POST) and `remove(_:)` (DELETE `…/:id`).
+    /// ``Client/relationship(_:of:)->RelationshipResource``: `list()`, `add(_:)` (POST) and
+    /// `remove(_:)` (DELETE `…/:id`).
     public func relationshipResource(_ template: URLTemplate, for relationship: String, of entity: String) -> Self {
         var copy = self
         copy.remote.relationshipResources[entity, default: [:]][relationship] = template

@@ -13,9 +13,12 @@ public import Foundation
 /// }
 /// ```
 public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+    /// The request's HTTP method.
     public let method: HTTPMethod
     /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
     public let url: URL
+    /// The HTTP status of the answer, outside 200–299: usually 400–599, or a redirect the
+    /// transport did not follow.
     public let status: Int
     /// The response headers.
     public let headers: HTTPHeaders
@@ -26,6 +29,9 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible, Cus
     /// The request's secrets, hidden wherever the error prints the body (a server may echo them).
     private let secrets: [String]
 
+    /// The error of `response` to a request of `method` to `url` (redacted here). Prefer
+    /// ``init(request:response:)``, which also hides the request's secrets where the server
+    /// echoes them.
     public init(method: HTTPMethod, url: URL, response: TransportResponse) {
         self.method = method
         self.url = RemoteURL.redacted(url)
@@ -86,6 +92,8 @@ public struct ErrorBody: Sendable, Hashable, CustomStringConvertible {
     /// The response's content type, if any.
     public var contentType: String?
 
+    /// A body with these parts, as decoding fills them (for stubs in tests); use
+    /// ``init(data:contentType:)`` to decode a response.
     public init(message: String? = nil, fieldErrors: [String: [String]] = [:], json: JSON? = nil, text: String? = nil, contentType: String? = nil) {
         self.message = message
         self.fieldErrors = fieldErrors
@@ -108,7 +116,9 @@ public struct ErrorBody: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// True when the body was parsed as JSON (``json`` is set).
     public var isJSON: Bool { json != nil }
+    /// True when the body was empty (or only whitespace): neither JSON nor text.
     public var isEmpty: Bool { json == nil && (text ?? "").isEmpty }
 
     /// The messages for a field (`login`, `owner.login`, `non_field_errors`).
@@ -209,24 +219,39 @@ public struct ErrorBody: Sendable, Hashable, CustomStringConvertible {
 /// cancelled, or something else went wrong below HTTP. Distinct from ``HTTPError`` (the server
 /// answered) and from ``ImportError`` / ``JSONParseError`` (the answer could not be mapped).
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why no answer came; compare with the static members (`.timeout`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`timeout`).
         public let name: String
+        /// A kind named `name`, for a transport's own failures; the client's retries look only at
+        /// ``connectionLost``.
         public init(_ name: String) { self.name = name }
+        /// No server accepted the connection (nothing listens on the port, or the host is down).
         public static let connectionRefused = Kind("connectionRefused")
         /// The connection was lost or reset before the answer was complete.
         public static let connectionLost = Kind("connectionLost")
+        /// No data came within the transport's timeout (`URLSessionTransport`: 60 s by default).
         public static let timeout = Kind("timeout")
+        /// The task was cancelled while the request was under way.
         public static let cancelled = Kind("cancelled")
+        /// Anything else below HTTP: a DNS or TLS failure, too many redirects, an error thrown by
+        /// a custom transport (its text in ``TransportError/message``).
         public static let other = Kind("other")
         public var description: String { name }
     }
 
+    /// Why no answer came.
     public let kind: Kind
+    /// The request's HTTP method.
     public let method: HTTPMethod
     /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
     public let url: URL
+    /// What went wrong, in the words of the layer below (`URLError -1004: …` from
+    /// `URLSessionTransport`).
     public let message: String
 
+    /// An error of `kind` for a request of `method` to `url` (redacted here); a transport of your
+    /// own throws these. Keep secrets out of `message`.
     public init(_ kind: Kind, method: HTTPMethod, url: URL, _ message: String) {
         self.kind = kind
         self.method = method
@@ -240,18 +265,30 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 /// A request that Tether refused to send: a URL template names a value the object lacks, no
 /// route or transport is configured, or the object is not stored. Nothing was sent.
 public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why the request was refused; compare with the static members (`.missingValue`, ...).
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as its static member is spelled (`missingValue`).
         public let name: String
+        /// A kind named `name`, for an extension's own refusals; the client throws the static members.
         public init(_ name: String) { self.name = name }
         /// A template variable has no value (unset, empty, or a relationship with no object).
         public static let missingValue = Kind("missingValue")
         /// A template variable names nothing in the entity's mapping.
         public static let unknownVariable = Kind("unknownVariable")
+        /// No URL is known for the request: a relationship without a registered URL, an item URL
+        /// for an entity without a single identity attribute, or a list longer than
+        /// ``RemoteConfiguration/maxPages`` pages.
         public static let noRoute = Kind("noRoute")
+        /// No transport is set for the entity, nor a default one.
         public static let noTransport = Kind("noTransport")
+        /// The template does not make a valid URL: relative without a base URL, or unparsable.
         public static let invalidURL = Kind("invalidURL")
+        /// The object to send, or to read the URL's values from, is not in the store (or was
+        /// deleted while the request was under way).
         public static let objectNotFound = Kind("objectNotFound")
+        /// The call names an entity that is not in the schema.
         public static let unknownEntity = Kind("unknownEntity")
+        /// The call names a relationship that the entity does not have.
         public static let unknownRelationship = Kind("unknownRelationship")
         /// The response had no object to import (an empty body where one was needed).
         public static let emptyResponse = Kind("emptyResponse")
@@ -267,12 +304,17 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String { name }
     }
 
+    /// Why the request was refused.
     public let kind: Kind
+    /// The entity concerned, if any.
     public let entity: String?
     /// The attribute, relationship or template variable concerned.
     public let member: String?
+    /// A sentence saying what is missing and what to do (`no URL is registered for
+    /// User.repositories; use relationshipResource(_:for:of:)`).
     public let message: String
 
+    /// An error of `kind`, about `entity` and `member` when given.
     public init(_ kind: Kind, entity: String? = nil, member: String? = nil, _ message: String) {
         self.kind = kind
         self.entity = entity

@@ -72,8 +72,11 @@ struct RemoteRecord: Equatable {
 /// - keep the server's copy: ``Client/refresh(_:)`` (the local changes are dropped);
 /// - keep yours: ``Client/save(_:overriding:options:)`` sends them again over the server's version.
 public struct ConflictError: Error, Sendable, CustomStringConvertible {
+    /// The object whose save was refused; the store still holds its local changes.
     public let id: ObjectID
+    /// The save's method (`PATCH` or `PUT`).
     public let method: HTTPMethod
+    /// The object's item URL, as the save sent it (the error's description redacts it).
     public let url: URL
     /// 412.
     public let status: Int

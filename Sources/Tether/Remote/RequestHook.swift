@@ -24,15 +24,24 @@ import Foundation
 /// ```
 /// A hook that throws stops the request; nothing is sent and nothing is written.
 public protocol RequestHook: Sendable {
+    /// Changes `request` before it is sent: add or replace headers, sign it, rewrite its URL.
+    ///
+    /// Runs on every attempt, retries included (a token refreshed meanwhile is picked up), after
+    /// Tether's `Accept` and `Content-Type` and the hooks added before this one. Throw to stop the
+    /// request: the error reaches the caller as it is, nothing is sent and nothing is written.
     func prepare(_ request: inout TransportRequest) async throws
 }
 
 /// Sets headers that the request does not already carry.
 public struct DefaultHeaders: RequestHook {
+    /// The headers to add; a field the request already has (by name, case-insensitively) is
+    /// left as the request has it.
     public var headers: HTTPHeaders
 
+    /// A hook adding `headers`: `DefaultHeaders(["User-Agent": "MyApp/1.0"])`.
     public init(_ headers: HTTPHeaders) { self.headers = headers }
 
+    /// Adds each of ``headers`` that the request does not carry yet.
     public func prepare(_ request: inout TransportRequest) async throws {
         for field in headers where request.headers[field.name] == nil {
             request.headers.add(name: field.name, value: field.value)
@@ -48,14 +57,19 @@ public struct DefaultHeaders: RequestHook {
 /// ```
 /// Its description never shows the credential.
 public struct AuthorizationHook: RequestHook, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The word before the credential (`Bearer`, `token`, `Basic`); empty to send the
+    /// credential alone.
     public let scheme: String
     private let credential: @Sendable () async throws -> String
 
+    /// A hook asking `credential` for the current credential on every request (and retry); an
+    /// error it throws stops the request.
     public init(scheme: String = "Bearer", credential: @escaping @Sendable () async throws -> String) {
         self.scheme = scheme
         self.credential = credential
     }
 
+    /// A hook sending a fixed credential: `AuthorizationHook(scheme: "token", credential: token)`.
     public init(scheme: String = "Bearer", credential: String) {
         self.init(scheme: scheme) { credential }
     }
@@ -65,6 +79,7 @@ public struct AuthorizationHook: RequestHook, CustomStringConvertible, CustomDeb
         AuthorizationHook(scheme: "Basic", credential: Data("\(user):\(password)".utf8).base64EncodedString())
     }
 
+    /// Sets `Authorization: <scheme> <credential>`, replacing any `Authorization` already set.
     public func prepare(_ request: inout TransportRequest) async throws {
         let value = try await credential()
         request.headers["Authorization"] = scheme.isEmpty ? value : "\(scheme) \(value)"
@@ -79,7 +94,10 @@ public struct AuthorizationHook: RequestHook, CustomStringConvertible, CustomDeb
 public struct RequestHookClosure: RequestHook {
     private let body: @Sendable (inout TransportRequest) async throws -> Void
 
+    /// A hook running `body` on each request:
+    /// `RequestHookClosure { $0.headers["X-Request-ID"] = UUID().uuidString }`.
     public init(_ body: @escaping @Sendable (inout TransportRequest) async throws -> Void) { self.body = body }
 
+    /// Runs the closure on `request`.
     public func prepare(_ request: inout TransportRequest) async throws { try await body(&request) }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where the objects are in a server's response (RestKit's response descriptors, Siesta's
 /// content transformers), declared per entity or as the client's default with
-/// ``Client/Builder/responseShape(_:for:)``.
+/// ``Client/Builder/responseShape(_:for:)-(_,String?)``.
 ///
 /// ```swift
 /// builder.responseShape(.keyPath("resources"), for: "User")     // {"resources": [...]}
@@ -142,7 +142,7 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
 
 extension Client {
     /// The objects of `entity` in a response body, read by `shape` (nil: the one declared for
-    /// `entity`, see ``Client/Builder/responseShape(_:for:)``), as a list fetch reads them: an
+    /// `entity`, see ``Client/Builder/responseShape(_:for:)-(_,String?)``), as a list fetch reads them: an
     /// object that is not of the entity (no identity) and not a declared envelope is an
     /// ``ImportError``. Returns an array, or the one object when the objects came as one.
     /// `request` names the request in errors (`GET /api/users`).

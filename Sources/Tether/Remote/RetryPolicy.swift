@@ -29,6 +29,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// GET, HEAD, OPTIONS, PUT and DELETE.
     public static let idempotent: Set<HTTPMethod> = [.get, .head, .options, .put, .delete]
 
+    /// A policy with these limits; each default is the ``default`` policy's. A negative
+    /// `maxRetries` counts as 0.
     public init(
         maxRetries: Int = 2, statuses: Set<Int> = [429, 502, 503, 504], methods: Set<HTTPMethod> = RetryPolicy.idempotent,
         baseDelay: Duration = .milliseconds(250), maxDelay: Duration = .seconds(30), retriesLostConnections: Bool = true

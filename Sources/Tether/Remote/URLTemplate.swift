@@ -21,14 +21,22 @@ public import Foundation
 /// `http://` or `https://` is used as it is. A literal query (`/users?per_page=50`) is allowed.
 /// Write `::` for a literal colon.
 public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// A piece of a template: text kept as written, or a variable filled in per object.
     public enum Part: Sendable, Hashable {
+        /// Text kept as written (`/users/`; `::` already turned into `:`).
         case literal(String)
+        /// A variable: the JSON key path after the colon (`repository.full_name`).
         case variable(JSONKeyPath)
     }
 
+    /// The template's pieces, in order: `/users/:login/repos` is `/users/`, `login`, `/repos`.
     public let parts: [Part]
+    /// The template as written.
     public let template: String
 
+    /// Parses `template`. Nothing is checked here: `build()` checks registered templates against
+    /// the mapping, and a call checks its values when it fills them in. A colon not followed by
+    /// a letter or `_` (`http://`, `:8000`) is literal.
     public init(_ template: String) {
         self.template = template
         var parts: [Part] = []
@@ -72,10 +80,12 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, Expressi
 
     public init(stringLiteral value: String) { self.init(value) }
 
+    /// The variables, in order of appearance (`[login]` for `/users/:login/repos`).
     public var variables: [JSONKeyPath] {
         parts.compactMap { if case .variable(let v) = $0 { v } else { nil } }
     }
 
+    /// True when the template starts with `http://` or `https://`, so the base URL is not used.
     public var isAbsolute: Bool {
         let lower = template.lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
