@@ -23,7 +23,8 @@ public final class Client: Sendable {
     /// identify each entity is already resolved into ``schema``.
     public let identityStrategy: any IdentityStrategy
     /// The store every import, read and observation goes through, prepared with ``schema``. Use it
-    /// directly for what the client does not wrap (`client.store.read { try $0.count(query) }`).
+    /// directly for what the client does not wrap
+    /// (`try await client.store.read { try $0.ids(query) }`).
     public let store: any Store
     /// The default transport, or nil when the builder set none: a request of an entity without a
     /// transport of its own then throws a ``RequestError`` (`.noTransport`).
