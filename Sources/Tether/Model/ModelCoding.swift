@@ -152,13 +152,17 @@ enum ValueConversion {
 /// ``Object``s (`SQLiteStore`'s transactions are one). A typed read from any other reader reads
 /// objects and decodes those.
 package protocol ModelRowReader {
+    /// Those of `relationships` (to-one relationships of `entity`) whose target a row can carry
+    /// beside the attributes (a foreign key column).
+    func rowRelationships(of entity: String, among relationships: [String]) -> [String]
     /// Calls `row` for each object `query` finds, in the query's order, with its id and its values
-    /// of `attributes` by position (nil: unset), in one array reused from row to row. Returns
-    /// false, having called nothing, when the store would evaluate the query in Swift anyway: the
-    /// caller then reads objects.
-    func forEachRow(_ query: Query, attributes: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws -> Bool
+    /// of `attributes` by position (nil: unset), then the row id of the target of each of
+    /// `toOne` (which ``rowRelationships(of:among:)`` gave) as an `.int` (nil: none), in one
+    /// array reused from row to row. Returns false, having called nothing, when the store would
+    /// evaluate the query in Swift anyway: the caller then reads objects.
+    func forEachRow(_ query: Query, attributes: [String], toOne: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws -> Bool
     /// The same for those of `ids` (all of `entity`) that exist, in no particular order.
-    func forEachRow(of ids: [ObjectID], entity: String, attributes: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws
+    func forEachRow(of ids: [ObjectID], entity: String, attributes: [String], toOne: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws
 }
 
 /// Where a decoder finds each member of a model: an attribute at its position among the columns
@@ -205,13 +209,35 @@ struct ModelColumns: Sendable {
 }
 
 /// Builds models from stored objects or rows, with their relationships filled `depth` levels
-/// deep: one batched ``StoreReader/related(_:of:)`` call per relationship and level.
+/// deep: one batched read per relationship and level (``StoreReader/related(_:of:)``, or, for a
+/// to-one relationship a ``ModelRowReader`` keeps in the row, none at all).
 struct ModelReader: Sendable {
     let schema: Schema
     let layouts: ModelLayoutCache
 
+    /// Rows read from a ``ModelRowReader``: each row's attributes (``ModelColumns/attributes``)
+    /// and the targets of its `toOne` relationships, one row after the other.
+    private struct Rows {
+        var ids: [ObjectID] = []
+        var values: [Value?] = []
+        let attributes: Int
+        let toOne: [String]
+        var width: Int { attributes + toOne.count }
+
+        init(attributes: Int, toOne: [String]) {
+            self.attributes = attributes
+            self.toOne = toOne
+        }
+
+        mutating func append(_ id: ObjectID, _ row: [Value?]) {
+            ids.append(id)
+            values.append(contentsOf: row)
+        }
+    }
+
     /// The models of the objects `query` finds, in its order. From a ``ModelRowReader``, only the
-    /// model's attributes are read, and at depth 0 each model is decoded as its row comes.
+    /// model's attributes (and its to-one targets kept in the row) are read, and at depth 0 each
+    /// model is decoded as its row comes.
     func fetch<M: EntityModel>(_ query: Query, as type: M.Type, reader: any StoreReader, depth: Int) throws -> [M] {
         let layout = try layouts.layout(of: M.self, in: schema)
         if let rows = reader as? any ModelRowReader {
@@ -219,18 +245,15 @@ struct ModelReader: Sendable {
             if depth == 0 || layout.columns.relationships.isEmpty {
                 let decoder = ObjectDecoder(layout: layout, related: [], depth: depth)
                 var models: [M] = []
-                if try rows.forEachRow(query, attributes: attributes, { id, row in
-                    models.append(try decoder.decode(id, row: row, at: 0))
+                if try rows.forEachRow(query, attributes: attributes, toOne: [], { id, row in
+                    models.append(try decoder.decode(id, row: row, at: 0, index: 0))
                 }) {
                     return models
                 }
             } else {
-                var ids: [ObjectID] = [], values: [Value?] = []
-                if try rows.forEachRow(query, attributes: attributes, { id, row in
-                    ids.append(id)
-                    values.append(contentsOf: row)
-                }) {
-                    return try models(ids, values, layout: layout, reader: reader, depth: depth)
+                var read = Rows(attributes: attributes.count, toOne: rowRelationships(layout, rows))
+                if try rows.forEachRow(query, attributes: attributes, toOne: read.toOne, { read.append($0, $1) }) {
+                    return try models(read, layout: layout, reader: reader, depth: depth)
                 }
             }
         }
@@ -243,13 +266,12 @@ struct ModelReader: Sendable {
     func models<M: EntityModel>(_ ids: [ObjectID], as type: M.Type, reader: any StoreReader, depth: Int) throws -> [ObjectID: M] {
         if let rows = reader as? any ModelRowReader, ids.allSatisfy({ $0.entity == M.entityName }) {
             let layout = try layouts.layout(of: M.self, in: schema)
-            var found: [ObjectID] = [], values: [Value?] = []
-            try rows.forEachRow(of: ids, entity: M.entityName, attributes: layout.columns.attributes) { id, row in
-                found.append(id)
-                values.append(contentsOf: row)
+            var read = Rows(attributes: layout.columns.attributes.count, toOne: depth > 0 ? rowRelationships(layout, rows) : [])
+            try rows.forEachRow(of: ids, entity: M.entityName, attributes: layout.columns.attributes, toOne: read.toOne) {
+                read.append($0, $1)
             }
-            let models = try models(found, values, layout: layout, reader: reader, depth: depth)
-            return Dictionary(zip(found, models), uniquingKeysWith: { first, _ in first })
+            let models = try models(read, layout: layout, reader: reader, depth: depth)
+            return Dictionary(zip(read.ids, models), uniquingKeysWith: { first, _ in first })
         }
         let objects = try reader.objects(ids)
         return try models(of: objects, as: type, reader: reader, depth: depth)
@@ -258,7 +280,8 @@ struct ModelReader: Sendable {
     /// The models of these objects, by id.
     func models<M: EntityModel>(of objects: [Object], as type: M.Type, reader: any StoreReader, depth: Int) throws -> [ObjectID: M] {
         let layout = try layouts.layout(of: M.self, in: schema)
-        let related = depth > 0 && !objects.isEmpty ? try self.related(of: objects.map(\.id), layout.columns, reader: reader, depth: depth) : []
+        let related = depth > 0 && !objects.isEmpty
+            ? try self.related(of: objects.map(\.id), rows: nil, layout.columns, reader: reader, depth: depth) : []
         let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
         var result: [ObjectID: M] = [:]
         result.reserveCapacity(objects.count)
@@ -266,42 +289,68 @@ struct ModelReader: Sendable {
         return result
     }
 
-    /// The models of rows read from a ``ModelRowReader``: `values` holds each row's attributes
-    /// (``ModelColumns/attributes``) one row after the other.
-    private func models<M: EntityModel>(
-        _ ids: [ObjectID], _ values: [Value?], layout: ModelLayout<M>, reader: any StoreReader, depth: Int
-    ) throws -> [M] {
-        let related = depth > 0 && !ids.isEmpty ? try self.related(of: ids, layout.columns, reader: reader, depth: depth) : []
+    /// The to-one relationships of `layout`'s model whose targets `rows` reads with the attributes.
+    private func rowRelationships<M: EntityModel>(_ layout: ModelLayout<M>, _ rows: any ModelRowReader) -> [String] {
+        let toOne = layout.columns.relationships.compactMap { member -> String? in
+            if case .toOne = member.kind { return member.name }
+            return nil
+        }
+        return toOne.isEmpty ? [] : rows.rowRelationships(of: M.entityName, among: toOne)
+    }
+
+    /// The models of rows read from a ``ModelRowReader``, in row order.
+    private func models<M: EntityModel>(_ rows: Rows, layout: ModelLayout<M>, reader: any StoreReader, depth: Int) throws -> [M] {
+        let related = depth > 0 && !rows.ids.isEmpty
+            ? try self.related(of: rows.ids, rows: rows, layout.columns, reader: reader, depth: depth) : []
         let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
-        let width = layout.columns.attributes.count
         var models: [M] = []
-        models.reserveCapacity(ids.count)
-        for (i, id) in ids.enumerated() { models.append(try decoder.decode(id, row: values, at: i * width)) }
+        models.reserveCapacity(rows.ids.count)
+        for (i, id) in rows.ids.enumerated() {
+            models.append(try decoder.decode(id, row: rows.values, at: i * rows.width, index: i))
+        }
         return models
     }
 
-    /// The related models of `ids` for each relationship of the model, by slot (one batched read
-    /// per relationship), read `depth - 1` levels deep.
-    private func related(of ids: [ObjectID], _ columns: ModelColumns, reader: any StoreReader, depth: Int) throws -> [[ObjectID: [any EntityModel]]] {
+    /// The related models of `ids` for each relationship of the model, by slot, read `depth - 1`
+    /// levels deep: the targets of a to-one relationship that `rows` carries come from the rows
+    /// (by row), the others from one batched ``StoreReader/related(_:of:)`` (by object).
+    private func related(of ids: [ObjectID], rows: Rows?, _ columns: ModelColumns, reader: any StoreReader, depth: Int) throws -> [RelatedModels] {
         try columns.relationships.map { member in
             let destination: any EntityModel.Type
             switch member.kind {
-            case .attribute: return [:]
+            case .attribute: return .byObject([:])
             case .toOne(let d), .toMany(let d): destination = d
+            }
+            func load<D: EntityModel>(_ type: D.Type, _ targets: [ObjectID]) throws -> [ObjectID: any EntityModel] {
+                try models(targets, as: D.self, reader: reader, depth: depth - 1)
+            }
+            if let rows, let column = rows.toOne.firstIndex(of: member.name) {
+                let entity = destination.entityName
+                let targets = rows.ids.indices.map { i -> ObjectID? in
+                    guard case .int(let rowID)? = rows.values[i * rows.width + rows.attributes + column] else { return nil }
+                    return ObjectID(entity: entity, rowID: rowID)
+                }
+                var seen = Set<ObjectID>()
+                let loaded = try load(destination, targets.compactMap { $0 }.filter { seen.insert($0).inserted })
+                return .byRow(targets.map { $0.flatMap { loaded[$0] } })
             }
             let links = try reader.related(member.name, of: ids)
             var seen = Set<ObjectID>()
-            let targets = links.values.flatMap { $0 }.filter { seen.insert($0).inserted }
-            func load<D: EntityModel>(_ type: D.Type) throws -> [ObjectID: any EntityModel] {
-                try models(targets, as: D.self, reader: reader, depth: depth - 1)
-            }
-            let loaded = try load(destination)
+            let loaded = try load(destination, links.values.flatMap { $0 }.filter { seen.insert($0).inserted })
             var byObject: [ObjectID: [any EntityModel]] = [:]
             byObject.reserveCapacity(links.count)
             for (id, targets) in links { byObject[id] = targets.compactMap { loaded[$0] } }
-            return byObject
+            return .byObject(byObject)
         }
     }
+}
+
+/// The related models of the objects a decoder decodes, for one relationship.
+enum RelatedModels {
+    /// By object id (any relationship).
+    case byObject([ObjectID: [any EntityModel]])
+    /// By the object's position among the rows decoded (a to-one relationship).
+    case byRow([(any EntityModel)?])
 }
 
 /// Decodes models of one type, one object after the other: from a row's values by position (a
@@ -310,22 +359,26 @@ struct ModelReader: Sendable {
 final class ObjectDecoder<Model: EntityModel>: Decoder {
     let layout: ModelLayout<Model>
     /// The related models of the objects, by relationship slot (empty: none read).
-    let related: [[ObjectID: [any EntityModel]]]
+    let related: [RelatedModels]
     let depth: Int
     private let columns: ModelColumns
+    // The state of the object being decoded, touched by every property a model decodes: not
+    // checked for exclusive access at run time (a decoder is used by one decode at a time).
     /// The object being decoded: its id and its values, either those of a row from `base` on or
     /// those of `object`.
-    private(set) var id = ObjectID(entity: "", rowID: 0)
-    private var row: [Value?] = []
-    private var base = 0
-    private var object: Object?
+    @exclusivity(unchecked) private(set) var id = ObjectID(entity: "", rowID: 0)
+    @exclusivity(unchecked) private var row: [Value?] = []
+    @exclusivity(unchecked) private var base = 0
+    /// The row's position among those decoded (related models kept by row).
+    @exclusivity(unchecked) private var index = 0
+    @exclusivity(unchecked) private var object: Object?
     /// The member `init(from:)` is expected to ask for next.
-    private var next = 0
+    @exclusivity(unchecked) private var next = 0
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(layout: ModelLayout<Model>, related: [[ObjectID: [any EntityModel]]], depth: Int) {
+    init(layout: ModelLayout<Model>, related: [RelatedModels], depth: Int) {
         self.layout = layout
         self.columns = layout.columns
         self.related = related
@@ -334,21 +387,23 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
 
     /// A decoder of `object`, for `Model(from:)`, with related models by relationship name.
     convenience init(object: Object, layout: ModelLayout<Model>, related: [String: [ObjectID: [any EntityModel]]], depth: Int) {
-        self.init(layout: layout, related: related.isEmpty ? [] : layout.columns.relationships.map { related[$0.name] ?? [:] }, depth: depth)
+        self.init(layout: layout, related: related.isEmpty ? [] : layout.columns.relationships.map { .byObject(related[$0.name] ?? [:]) },
+                  depth: depth)
         start(object.id, object: object)
     }
 
-    private func start(_ id: ObjectID, object: Object? = nil, row: [Value?] = [], base: Int = 0) {
+    private func start(_ id: ObjectID, object: Object? = nil, row: [Value?] = [], base: Int = 0, index: Int = 0) {
         self.id = id
         self.object = object
         self.row = row
         self.base = base
+        self.index = index
         next = 0
     }
 
-    /// The model of the row whose values start at `base` in `row`.
-    func decode(_ id: ObjectID, row: [Value?], at base: Int) throws -> Model {
-        start(id, row: row, base: base)
+    /// The model of the row whose values start at `base` in `row`, the `index`th row decoded.
+    func decode(_ id: ObjectID, row: [Value?], at base: Int, index: Int) throws -> Model {
+        start(id, row: row, base: base, index: index)
         // Let go of the row, so that a reader refilling its buffer does not copy it.
         defer { self.row = [] }
         return try decodeModel()
@@ -393,8 +448,22 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
         return member
     }
 
-    private func relatedModels(_ slot: Int) -> [any EntityModel]? {
-        slot < related.count ? related[slot][id] : nil
+    /// The models related to the object through the relationship in `slot`.
+    private func relatedModels(_ slot: Int) -> [any EntityModel] {
+        guard slot < related.count else { return [] }
+        switch related[slot] {
+        case .byObject(let models): return models[id] ?? []
+        case .byRow(let models): return models[index].map { [$0] } ?? []
+        }
+    }
+
+    /// The model related to the object through the to-one relationship in `slot`.
+    private func relatedModel(_ slot: Int) -> (any EntityModel)? {
+        guard slot < related.count else { return nil }
+        switch related[slot] {
+        case .byObject(let models): return models[id]?.first
+        case .byRow(let models): return models[index]
+        }
     }
 
     /// The stored value of attribute `name` (nil inside: unset), or nil when `name` is a
@@ -413,7 +482,8 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
     /// Whether `name` has a stored value or related models.
     func contains(_ name: String) -> Bool {
         switch member(name).map({ columns.places[$0] }) {
-        case .toOne(let slot)?, .toMany(let slot)?: relatedModels(slot)?.isEmpty == false
+        case .toOne(let slot)?: relatedModel(slot) != nil
+        case .toMany(let slot)?: !relatedModels(slot).isEmpty
         default: attribute(name).map { $0 != nil } ?? false
         }
     }
@@ -421,10 +491,11 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
     func value<T: Decodable>(_ type: T.Type, name: String, optional: Bool) throws -> T? {
         switch member(name).map({ columns.places[$0] }) {
         case .toOne(let slot)?:
-            return relatedModels(slot)?.first as? T
+            guard let model = relatedModel(slot) else { return nil }
+            return model as? T
         case .toMany(let slot)?:
             // Beyond the depth, or never linked: no models.
-            return (T.self as? any ModelArray.Type)?.of(relatedModels(slot) ?? []) as? T
+            return (T.self as? any ModelArray.Type)?.of(relatedModels(slot)) as? T
         case .column?:
             break
         case nil:
@@ -437,7 +508,6 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
                 .unsetAttribute, entity: id.entity, member: name,
                 "\(id).\(name) is unset, but \(Model.self).\(name) is not optional; make it optional to read objects without it")
         }
-        if T.self == Date.self, case .date(let date) = stored { return unsafeBitCast(date, to: T.self) }
         if let converted = ValueConversion.decode(T.self, from: stored) { return converted }
         do {
             return try T(from: StoredValueDecoder(value: stored))
@@ -455,6 +525,11 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
         func contains(_ key: Key) -> Bool { decoder.contains(key.stringValue) }
         func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            // A date straight from the stored value, before any `T?` (whose metadata an
+            // unspecialized generic looks up at run time).
+            if T.self == Date.self, case .date(let date)?? = decoder.attribute(key.stringValue) {
+                return unsafeBitCast(date, to: T.self)
+            }
             guard let value = try decoder.value(T.self, name: key.stringValue, optional: false) else {
                 throw ModelError(
                     .nonOptionalToOne, entity: decoder.id.entity, member: key.stringValue,
@@ -463,7 +538,14 @@ final class ObjectDecoder<Model: EntityModel>: Decoder {
             return value
         }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            try decoder.value(T.self, name: key.stringValue, optional: true)
+            if T.self == Date.self {
+                switch decoder.attribute(key.stringValue) {
+                case .date(let date)??: return unsafeBitCast(date, to: T.self)
+                case .some(nil): return nil
+                default: break
+                }
+            }
+            return try decoder.value(T.self, name: key.stringValue, optional: true)
         }
         // The common types straight from the stored value; anything else (a conversion, an
         // unset value, an error) through `value(_:name:optional:)`.
