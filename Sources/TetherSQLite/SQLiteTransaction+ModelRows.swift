@@ -19,17 +19,7 @@ extension SQLiteTransaction: ModelRowReader {
         try checkQuery(query, info)
         if needsSwift(query, info) { return false }
         let types = try AttributeType.types(of: attributes, in: info.types, entity: query.entity)
-        var arguments: [SQLValue] = []
-        var sql = "SELECT \(try columns(info, attributes, toOne)) FROM \(info.table)"
-        if let condition = query.condition {
-            sql += " WHERE " + translate(condition, info, &arguments)
-        }
-        sql += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
-        if query.limit != nil || query.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
-            arguments.append(.int(Int64(max(0, query.offset))))
-        }
+        let (sql, arguments) = select(try columns(info, attributes, toOne), query, info)
         try read(sql, arguments, entity: query.entity, types, toOne.count, row)
         return true
     }

@@ -275,17 +275,7 @@ public final class SQLiteTransaction: StoreWriter {
         if needsSwift(query, info) {
             return query.apply(to: try allObjects(info))
         }
-        var arguments: [SQLValue] = []
-        var sql = "SELECT \(info.selectColumns) FROM \(info.table)"
-        if let condition = query.condition {
-            sql += " WHERE " + translate(condition, info, &arguments)
-        }
-        sql += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
-        if query.limit != nil || query.offset > 0 {
-            sql += " LIMIT ? OFFSET ?"
-            arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
-            arguments.append(.int(Int64(max(0, query.offset))))
-        }
+        let (sql, arguments) = select(info.selectColumns, query, info)
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { decodeObject(info, $0) }
     }
 
@@ -294,8 +284,16 @@ public final class SQLiteTransaction: StoreWriter {
         let info = try info(query.entity)
         try checkQuery(query, info)
         if needsSwift(query, info) { return query.apply(to: try allObjects(info)).map(\.id) }
+        let (sql, arguments) = select("\"rowid\"", query, info)
+        let entity = query.entity
+        return try connection.query(sql, arguments, context: "fetching \(query.entity)") { ObjectID(entity: entity, rowID: $0.int(0)) }
+    }
+
+    /// The SQL and arguments that select `columns` of the rows `query` finds, in its order and
+    /// window (ties by `rowid`), for a query SQLite can evaluate (`needsSwift` false).
+    func select(_ columns: String, _ query: Query, _ info: Layout.EntityInfo) -> (sql: String, arguments: [SQLValue]) {
         var arguments: [SQLValue] = []
-        var sql = "SELECT \"rowid\" FROM \(info.table)"
+        var sql = "SELECT \(columns) FROM \(info.table)"
         if let condition = query.condition {
             sql += " WHERE " + translate(condition, info, &arguments)
         }
@@ -305,8 +303,7 @@ public final class SQLiteTransaction: StoreWriter {
             arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
             arguments.append(.int(Int64(max(0, query.offset))))
         }
-        let entity = query.entity
-        return try connection.query(sql, arguments, context: "fetching \(query.entity)") { ObjectID(entity: entity, rowID: $0.int(0)) }
+        return (sql, arguments)
     }
 
     public func count(_ query: Query) throws -> Int {
