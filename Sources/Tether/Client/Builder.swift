@@ -227,7 +227,7 @@ extension Client {
                             break
                         }
                     }
-                    var mapping = RelationshipMapping(relationship: relationship, keyPath: keyPath(relationship.name), foreignKey: foreignKey)
+                    var mapping = RelationshipMapping(relationship: relationship, keyPath: path, foreignKey: foreignKey)
                     mapping.fallbackKeyPaths = fallbacks(relationship.name)
                     return mapping
                 }
