@@ -20,7 +20,8 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// Quotes an SQL identifier: double quotes, embedded double quotes doubled.
 func quote(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+    return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 /// One SQLite connection with a cache of prepared statements. Not thread-safe: the store keeps
@@ -29,6 +30,9 @@ final class Connection {
     let db: OpaquePointer
     let path: String
     private var statements: [String: OpaquePointer] = [:]
+    /// The same statements by what they do (``StatementKey``), for the statements a small write
+    /// runs many times: found without building and hashing their text.
+    private var keyed: [StatementKey: (sql: String, handle: OpaquePointer)] = [:]
     private static let cacheLimit = 256
 
     init(path: String, readOnly: Bool, busyTimeout: Duration) throws(StoreError) {
@@ -127,6 +131,7 @@ final class Connection {
         if statements.count >= Self.cacheLimit {
             for statement in statements.values { sqlite3_finalize(statement) }
             statements.removeAll()
+            keyed.removeAll()
         }
         var statement: OpaquePointer?
         var tail: UnsafePointer<CChar>?
@@ -160,6 +165,15 @@ final class Connection {
     /// A cached prepared statement, for a caller that binds and steps it itself (batch writes).
     func prepared(_ sql: String) throws(StoreError) -> Statement {
         Statement(handle: try statement(sql), connection: self, sql: sql)
+    }
+
+    /// The cached prepared statement of `key`, whose text `sql` builds the first time.
+    func prepared(_ key: StatementKey, _ sql: () -> String) throws(StoreError) -> Statement {
+        if let (text, handle) = keyed[key] { return Statement(handle: handle, connection: self, sql: text) }
+        let text = sql()
+        let handle = try statement(text)
+        keyed[key] = (text, handle)
+        return Statement(handle: handle, connection: self, sql: text)
     }
 
     /// The result rows of a query, each decoded by `decode`.
@@ -198,6 +212,18 @@ private func bindText(_ v: String, to statement: OpaquePointer, at index: Int32)
         copy.makeContiguousUTF8()
         return bindText(copy, to: statement, at: index)
     }()
+}
+
+/// What a statement the store builds from its layout does, as the key of the connection's cache.
+enum StatementKey: Hashable {
+    /// The identity lookup of `table` reading `columns`, for `size` keys.
+    case lookUp(table: String, columns: [String], size: Int)
+    /// Inserting `size` links into a join table, from side a (or b).
+    case insertLinks(table: String, sideA: Bool, size: Int)
+    /// Deleting `size` links of a join table, from side a (or b).
+    case deleteLinks(table: String, sideA: Bool, size: Int)
+    /// The last position among their links of `size` rows of a join table's other side.
+    case lastPositions(table: String, sideA: Bool, size: Int)
 }
 
 /// A prepared statement bound and run directly, without argument arrays: the batch write path.

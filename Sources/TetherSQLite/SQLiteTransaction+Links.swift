@@ -126,24 +126,15 @@ extension SQLiteTransaction {
 
         switch link.storage {
         case .joinTable(let table):
-            try deleteLinks(table, own, other, removals + moves.map { ($0.source, $0.target) })
+            try deleteLinks(table, sideA, removals + moves.map { ($0.source, $0.target) })
             // New links go last among their target's links: after the largest position it has,
             // which the (target, position) index finds without reading the others.
-            var next: [Int64: Int64] = [:]
-            let largest = try connection.prepared("SELECT max(\(otherPosition)) FROM \(table) WHERE \(other) = ?")
+            var next = try lastPositions(table, sideA, of: additions.map(\.target))
             var rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)] = []
             rows.reserveCapacity(additions.count)
             for (source, target, position) in additions {
-                let position2: Int64
-                if let known = next[target] {
-                    position2 = known
-                } else {
-                    try largest.bind(1, target)
-                    var found: Int64 = -1
-                    try largest.query("reading link positions") { row in if !row.isNull(0) { found = row.int(0) } }
-                    position2 = found + 1
-                }
-                next[target] = position2 + 1
+                let position2 = next[target].map { $0 + 1 } ?? 0
+                next[target] = position2
                 rows.append((source, target, position, position2))
             }
             try insertLinks(table, sideA, rows + moves.map { ($0.source, $0.target, $0.position, $0.otherPosition) })
@@ -182,11 +173,31 @@ extension SQLiteTransaction {
         }
     }
 
+    /// The largest position each of `targets` (rows of the join table's other side) has among
+    /// its links (absent: it has none), a few dozen targets per statement, each found by the
+    /// (target, position) index without reading the target's other links.
+    private func lastPositions(_ table: String, _ sideA: Bool, of targets: [Int64]) throws -> [Int64: Int64] {
+        let (other, otherPosition) = sideA ? ("\"b\"", "\"b_pos\"") : ("\"a\"", "\"a_pos\"")
+        var distinct = Set<Int64>(minimumCapacity: targets.count)
+        let rows = targets.filter { distinct.insert($0).inserted }
+        var found: [Int64: Int64] = [:]
+        try inStatements(of: rows.count, { .lastPositions(table: table, sideA: sideA, size: $0) }, "reading link positions", { size in
+            "SELECT \"column1\", (SELECT max(\(otherPosition)) FROM \(table) WHERE \(other) = \"column1\") FROM (VALUES "
+                + Array(repeating: "(?)", count: size).joined(separator: ", ") + ")"
+        }, bind: { statement, slot, index in
+            try statement.bind(Int32(slot + 1), rows[index])
+        }, row: { row in
+            if !row.isNull(0) && !row.isNull(1) { found[row.int(0)] = row.int(1) }
+        })
+        return found
+    }
+
     /// Deletes links of a join table, a few dozen per statement.
-    private func deleteLinks(_ table: String, _ own: String, _ other: String, _ pairs: [(source: Int64, target: Int64)]) throws {
+    private func deleteLinks(_ table: String, _ sideA: Bool, _ pairs: [(source: Int64, target: Int64)]) throws {
+        let (own, other) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
         // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
-        // (`IN (VALUES …)` would scan the table).
-        try inStatements(of: pairs.count, "unlinking", { size in
+        // (`IN (VALUES …)` would scan the table). An unused pair is bound NULL and matches nothing.
+        try inStatements(of: pairs.count, { .deleteLinks(table: table, sideA: sideA, size: $0) }, "unlinking", { size in
             "DELETE FROM \(table) WHERE (\(own), \(other)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
                 + Array(repeating: "(?, ?)", count: size).joined(separator: ", ") + "))"
         }) { statement, slot, index in
@@ -199,8 +210,10 @@ extension SQLiteTransaction {
     private func insertLinks(_ table: String, _ sideA: Bool,
                              _ rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)]) throws {
         let columns = sideA ? "(\"a\", \"b\", \"a_pos\", \"b_pos\")" : "(\"b\", \"a\", \"b_pos\", \"a_pos\")"
-        try inStatements(of: rows.count, "linking", { size in
-            "INSERT OR FAIL INTO \(table) \(columns) VALUES " + Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
+        // An unused row is bound NULL and left out by the WHERE clause.
+        try inStatements(of: rows.count, { .insertLinks(table: table, sideA: sideA, size: $0) }, "linking", { size in
+            "INSERT OR FAIL INTO \(table) \(columns) SELECT \"column1\", \"column2\", \"column3\", \"column4\" FROM (VALUES "
+                + Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ") + ") WHERE \"column1\" IS NOT NULL"
         }) { statement, slot, index in
             let base = Int32(slot * 4)
             try statement.bind(base + 1, rows[index].own)
@@ -210,18 +223,22 @@ extension SQLiteTransaction {
         }
     }
 
-    /// Runs statements of ``linksPerStatement`` rows, then of 8, then of one (`sql(size)` for each
-    /// size, so that three texts are prepared), binding row `index` at `slot` of its statement.
-    private func inStatements(of count: Int, _ context: String, _ sql: (_ size: Int) -> String,
-                              bind: (_ statement: Statement, _ slot: Int, _ index: Int) throws -> Void) throws {
+    /// Runs statements of ``linksPerStatement`` rows while that many are left, then one of 8 or
+    /// ``linksPerStatement`` rows for the rest (so that two texts are prepared, `sql(size)`, found
+    /// by `key(size)`), binding row `index` at `slot` of its statement; the slots left over stay
+    /// NULL (each statement's text must make a row of NULLs do nothing). `row` receives what the
+    /// statements return.
+    private func inStatements(of count: Int, _ key: (_ size: Int) -> StatementKey, _ context: String, _ sql: (_ size: Int) -> String,
+                              bind: (_ statement: Statement, _ slot: Int, _ index: Int) throws -> Void,
+                              row: (Row) throws -> Void = { _ in }) throws {
         var start = 0
-        for size in [Self.linksPerStatement, 8, 1] where count - start >= size {
-            let statement = try connection.prepared(sql(size))
-            while count - start >= size {
-                for slot in 0..<size { try bind(statement, slot, start + slot) }
-                try statement.execute(context)
-                start += size
-            }
+        while start < count {
+            let left = count - start
+            let size = left > 8 ? Self.linksPerStatement : 8
+            let statement = try connection.prepared(key(size)) { sql(size) }
+            for slot in 0..<min(size, left) { try bind(statement, slot, start + slot) }
+            try statement.query(context, row: row)
+            start += min(size, left)
         }
     }
 }

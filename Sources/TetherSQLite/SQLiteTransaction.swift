@@ -156,25 +156,21 @@ public final class SQLiteTransaction: StoreWriter {
         let identity = info.identity
         guard !identity.isEmpty, !identities.isEmpty else { return }
         let maximum = max(1, 500 / identity.count)
-        let selected = (["k.\"p\"", "t.\"rowid\""] + columns.map { "t." + quote($0) }).joined(separator: ", ")
-        let join = identity.indices.map { "t.\(quote(identity[$0].name)) = k.\"c\($0)\"" }.joined(separator: " AND ")
-        let keyColumns = (["\"p\""] + identity.indices.map { "\"c\($0)\"" }).joined(separator: ", ")
-        let keyRow = Array(repeating: "?", count: identity.count).joined(separator: ", ")
         // A few statement sizes, so that statements are reused; unused rows are bound NULL. The
-        // text of each size is built once per call, not once per chunk.
-        var sqlBySize: [Int: String] = [:]
+        // text is built only when the connection has not prepared it yet.
         func sql(_ size: Int) -> String {
-            if let text = sqlBySize[size] { return text }
+            let selected = (["k.\"p\"", "t.\"rowid\""] + columns.map { "t." + quote($0) }).joined(separator: ", ")
+            let join = identity.indices.map { "t.\(quote(identity[$0].name)) = k.\"c\($0)\"" }.joined(separator: " AND ")
+            let keyColumns = (["\"p\""] + identity.indices.map { "\"c\($0)\"" }).joined(separator: ", ")
+            let keyRow = Array(repeating: "?", count: identity.count).joined(separator: ", ")
             let rows = (0..<size).map { "(\($0), \(keyRow))" }.joined(separator: ", ")
-            let text = "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)"
-            sqlBySize[size] = text
-            return text
+            return "WITH k(\(keyColumns)) AS (VALUES \(rows)) SELECT \(selected) FROM k CROSS JOIN \(info.table) AS t ON \(join)"
         }
         var start = 0
         while start < identities.count {
             let count = min(maximum, identities.count - start)
-            let size = [1, 8, 64, maximum].first { $0 >= count && $0 <= maximum } ?? maximum
-            let statement = try connection.prepared(sql(size))
+            let size = [1, 8, 32, 64, 128, 256, maximum].first { $0 >= count && $0 <= maximum } ?? maximum
+            let statement = try connection.prepared(.lookUp(table: info.table, columns: columns, size: size)) { sql(size) }
             // The keys in ascending order, so that the index is probed in order (neighbouring
             // probes touch the same pages); row `i` of `k` holds the key at `order[i]`. Any order
             // gives the same answers.

@@ -75,6 +75,28 @@ extension Checks {
             }
         }
 
+        // Batches of more links than one statement of a store may hold (dozens): every post gets
+        // every tag, then the same tags in the other order (each link moves), then one or none.
+        let assignments: [(String, (Int) -> [Int])] = [
+            ("every tag", { p in (0..<5).map { (p + $0) % 5 } }),
+            ("every tag, reversed", { p in (0..<5).map { (p + $0) % 5 }.reversed() }),
+            ("one tag or none", { p in p % 3 == 0 ? [] : [p % 5] }),
+        ]
+        for (what, tagsOf) in assignments {
+            var batch = LinkBatch(entity: "Post", relationship: "tags")
+            var steps: [(ObjectID, [ObjectID])] = []
+            for p in 0..<counts["Post"]! {
+                batch.append(mine["Post"]![p], to: tagsOf(p).map { mine["Tag"]![$0] })
+                steps.append((theirs["Post"]![p], tagsOf(p).map { theirs["Tag"]![$0] }))
+            }
+            let (written, referenceSteps) = (batch, steps)
+            try await store.write { try $0.setRelated(written) }
+            try await reference.write { writer in
+                for (post, tags) in referenceSteps { try writer.setRelated("tags", of: post, to: tags) }
+            }
+            try await expectSameGraph(mine, theirs, reference, "after a large batch (\(what))")
+        }
+
         // Errors: a target of another entity, a target or source not stored, several targets for a
         // to-one relationship; the whole batch changes nothing.
         let posts = mine["Post"]!, tags = mine["Tag"]!, authors = mine["Author"]!

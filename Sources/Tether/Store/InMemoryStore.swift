@@ -292,6 +292,12 @@ extension InMemoryStore {
                 many.update(row) { $0.removeAll { $0 == target } }
             }
         }
+
+        /// Removes every one of `targets` from the partners of `row` (a to-many side), in one pass
+        /// over them.
+        mutating func remove(_ row: Int64, all targets: Set<Int64>) {
+            if many.holds(row) { many.update(row) { $0.removeAll { targets.contains($0) } } }
+        }
     }
 
     /// The links of one relationship and its inverse. `forward` is keyed by objects of the entity
@@ -699,6 +705,65 @@ extension InMemoryStore {
 
         func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
             let slot = try self.relationship(id.entity, relationship)
+            let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
+            let unique = try checkedTargets(targets, of: id, relationship, slot, sourceToOne: sourceToOne)
+            var sources: [Int64] = []
+            var destinations: [Int64] = []
+            var removals: [Int64: Set<Int64>] = [:]
+            // Move the links out so they are uniquely referenced and mutate in place, then move back.
+            var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
+            swap(&links, &state.links[slot.index])
+            Self.relink(id.rowID, unique, slot.forward, &links, &sources, &destinations, &removals)
+            Self.remove(removals, slot.forward, &links)
+            swap(&links, &state.links[slot.index])
+            changes.recordUpdate(of: sources.lazy.map { ObjectID(entity: id.entity, rowID: $0) }, properties: [relationship])
+            changes.recordUpdate(of: destinations.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
+                                 properties: [otherSide(of: id.entity, relationship)])
+        }
+
+        /// Sets one relationship of many objects, with the effect of ``setRelated(_:of:to:)`` row by
+        /// row, but removing the links that go from a to-many target's partners once per batch: one
+        /// pass over each target's partners, however many of them the batch removes, so that the
+        /// cost of a link does not grow with the links its target has (a label shared by a hundred
+        /// thousand issues). A batch naming a source twice is written row by row.
+        func setRelated(_ batch: LinkBatch) throws {
+            guard !batch.isEmpty else { return }
+            let slot = try self.relationship(batch.entity, batch.relationship)
+            if let other = batch.sources.first(where: { $0.entity != batch.entity }) {
+                throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship,
+                                 "a link batch of \(batch.entity).\(batch.relationship) names \(other), an object of another entity")
+            }
+            var distinct = Set<Int64>(minimumCapacity: batch.count)
+            guard batch.sources.allSatisfy({ distinct.insert($0.rowID).inserted }) else {
+                for (row, source) in batch.sources.enumerated() {
+                    try setRelated(batch.relationship, of: source, to: Array(batch.targets(row: row)))
+                }
+                return
+            }
+            let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
+            var sources: [Int64] = []
+            var destinations: [Int64] = []
+            var removals: [Int64: Set<Int64>] = [:]
+            // Move the links out so they are uniquely referenced and mutate in place, then move back
+            // (also when a row fails: the transaction is then discarded).
+            var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
+            swap(&links, &state.links[slot.index])
+            defer { swap(&links, &state.links[slot.index]) }
+            for (row, id) in batch.sources.enumerated() {
+                let unique = try checkedTargets(batch.targets(row: row), of: id, batch.relationship, slot, sourceToOne: sourceToOne)
+                Self.relink(id.rowID, unique, slot.forward, &links, &sources, &destinations, &removals)
+            }
+            Self.remove(removals, slot.forward, &links)
+            changes.recordUpdate(of: sources.lazy.map { ObjectID(entity: batch.entity, rowID: $0) }, properties: [batch.relationship])
+            changes.recordUpdate(of: destinations.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
+                                 properties: [otherSide(of: batch.entity, batch.relationship)])
+        }
+
+        /// The row ids of `targets` (each once, in order), checked: `id` is stored, and each
+        /// target is a stored object of the relationship's destination, one at most for a to-one
+        /// relationship (`sourceToOne`).
+        private func checkedTargets(_ targets: some Collection<ObjectID>, of id: ObjectID, _ relationship: String,
+                                    _ slot: (index: Int, forward: Bool, destination: String), sourceToOne: Bool) throws -> [Int64] {
             guard exists(id) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
             var unique: [Int64] = []
             var seen = Set<ObjectID>()
@@ -710,37 +775,47 @@ extension InMemoryStore {
                 guard exists(target) else { throw StoreError(.objectNotFound, entity: target.entity, "no object \(target)") }
                 unique.append(target.rowID)
             }
-            let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
             if sourceToOne && unique.count > 1 {
                 throw StoreError(.typeMismatch, entity: id.entity, member: relationship, "\(id.entity).\(relationship) is to-one")
             }
-            var sources: [Int64] = []
-            var destinations: [Int64] = []
-            // Move the links out so they are uniquely referenced and mutate in place, then move back.
-            var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
-            swap(&links, &state.links[slot.index])
-            if slot.forward {
-                Self.relink(id.rowID, unique, &links.forward, &links.backward, &sources, &destinations)
+            return unique
+        }
+
+        /// ``relink(_:_:_:_:_:_:_:)`` from the side `forward` names.
+        private static func relink(_ id: Int64, _ targets: [Int64], _ forward: Bool, _ links: inout Links,
+                                   _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: Set<Int64>]) {
+            if forward {
+                relink(id, targets, &links.forward, &links.backward, &sources, &destinations, &removals)
             } else {
-                Self.relink(id.rowID, unique, &links.backward, &links.forward, &sources, &destinations)
+                relink(id, targets, &links.backward, &links.forward, &sources, &destinations, &removals)
             }
-            swap(&links, &state.links[slot.index])
-            changes.recordUpdate(of: sources.lazy.map { ObjectID(entity: id.entity, rowID: $0) }, properties: [relationship])
-            changes.recordUpdate(of: destinations.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
-                                 properties: [otherSide(of: id.entity, relationship)])
+        }
+
+        /// Removes the links `relink` collected from each target's partners on the far side of
+        /// the side `forward` names: one pass over each target's partners.
+        private static func remove(_ removals: [Int64: Set<Int64>], _ forward: Bool, _ links: inout Links) {
+            for (target, gone) in removals {
+                if forward { links.backward.remove(target, all: gone) } else { links.forward.remove(target, all: gone) }
+            }
         }
 
         /// Replaces the links of `id` in `out` (and the mirror entries in `back`), in place;
-        /// collects the objects whose links changed on each side.
+        /// collects the objects whose links changed on each side. The links leaving a to-many
+        /// `back` side are collected in `removals` by target, for the caller to remove with
+        /// ``remove(_:_:_:)`` once all the rows of a batch are relinked.
         private static func relink(
             _ id: Int64, _ targets: [Int64], _ out: inout LinkSide, _ back: inout LinkSide,
-            _ sources: inout [Int64], _ destinations: inout [Int64]
+            _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: Set<Int64>]
         ) {
             let old = out.targets(id)
             if old == targets { return }
             let keep = Set(targets)
             for target in old where !keep.contains(target) {
-                back.remove(target, id)
+                if back.toOne {
+                    back.remove(target, id)
+                } else {
+                    removals[target, default: []].insert(id)
+                }
                 destinations.append(target)
             }
             let oldSet = Set(old)
