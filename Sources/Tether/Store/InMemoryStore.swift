@@ -294,9 +294,15 @@ extension InMemoryStore {
         }
 
         /// Removes every one of `targets` from the partners of `row` (a to-many side), in one pass
-        /// over them.
-        mutating func remove(_ row: Int64, all targets: Set<Int64>) {
-            if many.holds(row) { many.update(row) { $0.removeAll { targets.contains($0) } } }
+        /// over them: comparing each partner with a few targets, or looking it up among many.
+        mutating func remove(_ row: Int64, all targets: [Int64]) {
+            guard many.holds(row) else { return }
+            if targets.count <= 8 {
+                many.update(row) { $0.removeAll { targets.contains($0) } }
+            } else {
+                let set = Set(targets)
+                many.update(row) { $0.removeAll { set.contains($0) } }
+            }
         }
     }
 
@@ -709,7 +715,7 @@ extension InMemoryStore {
             let unique = try checkedTargets(targets, of: id, relationship, slot, sourceToOne: sourceToOne)
             var sources: [Int64] = []
             var destinations: [Int64] = []
-            var removals: [Int64: Set<Int64>] = [:]
+            var removals: [Int64: [Int64]] = [:]
             // Move the links out so they are uniquely referenced and mutate in place, then move back.
             var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
             swap(&links, &state.links[slot.index])
@@ -743,7 +749,7 @@ extension InMemoryStore {
             let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
             var sources: [Int64] = []
             var destinations: [Int64] = []
-            var removals: [Int64: Set<Int64>] = [:]
+            var removals: [Int64: [Int64]] = [:]
             // Move the links out so they are uniquely referenced and mutate in place, then move back
             // (also when a row fails: the transaction is then discarded).
             var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
@@ -783,7 +789,7 @@ extension InMemoryStore {
 
         /// ``relink(_:_:_:_:_:_:_:)`` from the side `forward` names.
         private static func relink(_ id: Int64, _ targets: [Int64], _ forward: Bool, _ links: inout Links,
-                                   _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: Set<Int64>]) {
+                                   _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: [Int64]]) {
             if forward {
                 relink(id, targets, &links.forward, &links.backward, &sources, &destinations, &removals)
             } else {
@@ -793,7 +799,7 @@ extension InMemoryStore {
 
         /// Removes the links `relink` collected from each target's partners on the far side of
         /// the side `forward` names: one pass over each target's partners.
-        private static func remove(_ removals: [Int64: Set<Int64>], _ forward: Bool, _ links: inout Links) {
+        private static func remove(_ removals: [Int64: [Int64]], _ forward: Bool, _ links: inout Links) {
             for (target, gone) in removals {
                 if forward { links.backward.remove(target, all: gone) } else { links.forward.remove(target, all: gone) }
             }
@@ -805,7 +811,7 @@ extension InMemoryStore {
         /// ``remove(_:_:_:)`` once all the rows of a batch are relinked.
         private static func relink(
             _ id: Int64, _ targets: [Int64], _ out: inout LinkSide, _ back: inout LinkSide,
-            _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: Set<Int64>]
+            _ sources: inout [Int64], _ destinations: inout [Int64], _ removals: inout [Int64: [Int64]]
         ) {
             let old = out.targets(id)
             if old == targets { return }
@@ -814,7 +820,7 @@ extension InMemoryStore {
                 if back.toOne {
                     back.remove(target, id)
                 } else {
-                    removals[target, default: []].insert(id)
+                    removals[target, default: []].append(id)
                 }
                 destinations.append(target)
             }
