@@ -179,8 +179,9 @@ public final class QueryObservation: AsyncSequence, Sendable {
                     switch engine.relevance(of: changes, to: state.objects) {
                     case .none:
                         if remote == state.remote { continue }
-                        next = state.objects
-                        touched = []
+                        // See below: the remote state changed, so the result is read again.
+                        next = try await observation.store.read { try engine.load($0) }
+                        touched = nil
                     case .touched(let ids, let gone):
                         replaced = gone
                         switch try await engine.update(state.objects, touched: ids, in: observation.store) {
@@ -199,8 +200,11 @@ public final class QueryObservation: AsyncSequence, Sendable {
                         }
                     }
                 } else if remote != state.remote {
-                    next = state.objects
-                    touched = []
+                    // A refresh that finished has committed its import, whose change set may still
+                    // be on its way here: the result is read again, so that the snapshot saying the
+                    // refresh is done holds what it imported.
+                    next = try await observation.store.read { try engine.load($0) }
+                    touched = nil
                 } else {
                     continue
                 }
