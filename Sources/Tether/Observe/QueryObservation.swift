@@ -173,15 +173,16 @@ public final class QueryObservation: AsyncSequence, Sendable {
                 var replaced: Set<ObjectID> = []
                 /// The difference, when the merge computed it from the touched objects alone.
                 var merged: ResultsDifference?
-                if request.version != state.version {
+                if request.version != state.version || remote != state.remote {
+                    // The request changed, or the remote state did: a refresh that finished has
+                    // committed its import, whose change set may still be on its way here. The
+                    // result is read again (every object compared), so that the snapshot saying
+                    // the refresh is done holds what it imported.
                     next = try await observation.store.read { try engine.load($0) }
                 } else if let changes = pending.changes {
                     switch engine.relevance(of: changes, to: state.objects) {
                     case .none:
-                        if remote == state.remote { continue }
-                        // See below: the remote state changed, so the result is read again.
-                        next = try await observation.store.read { try engine.load($0) }
-                        touched = nil
+                        continue
                     case .touched(let ids, let gone):
                         replaced = gone
                         switch try await engine.update(state.objects, touched: ids, in: observation.store) {
@@ -199,12 +200,6 @@ public final class QueryObservation: AsyncSequence, Sendable {
                             touched = ids
                         }
                     }
-                } else if remote != state.remote {
-                    // A refresh that finished has committed its import, whose change set may still
-                    // be on its way here: the result is read again, so that the snapshot saying the
-                    // refresh is done holds what it imported.
-                    next = try await observation.store.read { try engine.load($0) }
-                    touched = nil
                 } else {
                     continue
                 }
