@@ -709,22 +709,11 @@ extension InMemoryStore {
             changes.recordDeletion(of: id)
         }
 
+        /// A batch of one row.
         func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
-            let slot = try self.relationship(id.entity, relationship)
-            let sourceToOne = slot.forward ? state.links[slot.index].forward.toOne : state.links[slot.index].backward.toOne
-            let unique = try checkedTargets(targets, of: id, relationship, slot, sourceToOne: sourceToOne)
-            var sources: [Int64] = []
-            var destinations: [Int64] = []
-            var removals: [Int64: [Int64]] = [:]
-            // Move the links out so they are uniquely referenced and mutate in place, then move back.
-            var links = Links(source: "", destination: "", forward: LinkSide(toOne: false), backward: LinkSide(toOne: false))
-            swap(&links, &state.links[slot.index])
-            Self.relink(id.rowID, unique, slot.forward, &links, &sources, &destinations, &removals)
-            Self.remove(removals, slot.forward, &links)
-            swap(&links, &state.links[slot.index])
-            changes.recordUpdate(of: sources.lazy.map { ObjectID(entity: id.entity, rowID: $0) }, properties: [relationship])
-            changes.recordUpdate(of: destinations.lazy.map { ObjectID(entity: slot.destination, rowID: $0) },
-                                 properties: [otherSide(of: id.entity, relationship)])
+            var batch = LinkBatch(entity: id.entity, relationship: relationship)
+            batch.append(id, to: targets)
+            try setRelated(batch)
         }
 
         /// Sets one relationship of many objects, with the effect of ``setRelated(_:of:to:)`` row by
