@@ -67,7 +67,7 @@ extension SQLiteTransaction {
 
         // What is linked now (with positions, for a join table), and the difference.
         let joinTable: String? = if case .joinTable(let table) = link.storage { table } else { nil }
-        let (own, other, ownPosition, otherPosition) = sideA ? ("\"a\"", "\"b\"", "\"a_pos\"", "\"b_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"", "\"a_pos\"")
+        let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
         var old: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
         if let joinTable {
             try chunked(sources) { chunk in
@@ -177,7 +177,7 @@ extension SQLiteTransaction {
     /// its links (absent: it has none), a few dozen targets per statement, each found by the
     /// (target, position) index without reading the target's other links.
     private func lastPositions(_ table: String, _ sideA: Bool, of targets: [Int64]) throws -> [Int64: Int64] {
-        let (other, otherPosition) = sideA ? ("\"b\"", "\"b_pos\"") : ("\"a\"", "\"a_pos\"")
+        let (_, other, _, otherPosition) = joinColumns(sideA: sideA)
         var distinct = Set<Int64>(minimumCapacity: targets.count)
         let rows = targets.filter { distinct.insert($0).inserted }
         var found: [Int64: Int64] = [:]
@@ -194,7 +194,7 @@ extension SQLiteTransaction {
 
     /// Deletes links of a join table, a few dozen per statement.
     private func deleteLinks(_ table: String, _ sideA: Bool, _ pairs: [(source: Int64, target: Int64)]) throws {
-        let (own, other) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+        let (own, other, _, _) = joinColumns(sideA: sideA)
         // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
         // (`IN (VALUES …)` would scan the table). An unused pair is bound NULL and matches nothing.
         try inStatements(of: pairs.count, { .deleteLinks(table: table, sideA: sideA, size: $0) }, "unlinking", { size in
@@ -209,7 +209,8 @@ extension SQLiteTransaction {
     /// Inserts links into a join table, a few dozen per statement.
     private func insertLinks(_ table: String, _ sideA: Bool,
                              _ rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)]) throws {
-        let columns = sideA ? "(\"a\", \"b\", \"a_pos\", \"b_pos\")" : "(\"b\", \"a\", \"b_pos\", \"a_pos\")"
+        let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
+        let columns = "(\(own), \(other), \(ownPosition), \(otherPosition))"
         // An unused row is bound NULL and left out by the WHERE clause.
         try inStatements(of: rows.count, { .insertLinks(table: table, sideA: sideA, size: $0) }, "linking", { size in
             "INSERT OR FAIL INTO \(table) \(columns) SELECT \"column1\", \"column2\", \"column3\", \"column4\" FROM (VALUES "
@@ -241,4 +242,10 @@ extension SQLiteTransaction {
             start += min(size, left)
         }
     }
+}
+
+/// A join table's columns as one side of its relationship sees them, quoted: the side's own column
+/// and position (`a`, `a_pos` for side a), then the other side's.
+private func joinColumns(sideA: Bool) -> (own: String, other: String, ownPosition: String, otherPosition: String) {
+    sideA ? ("\"a\"", "\"b\"", "\"a_pos\"", "\"b_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"", "\"a_pos\"")
 }
