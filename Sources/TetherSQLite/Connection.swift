@@ -224,6 +224,8 @@ enum StatementKey: Hashable {
     case deleteLinks(table: String, sideA: Bool, size: Int)
     /// The last position among their links of `size` rows of a join table's other side.
     case lastPositions(table: String, sideA: Bool, size: Int)
+    /// Setting a foreign-key column of `size` rows, each to its own value.
+    case setColumn(table: String, column: String, size: Int)
 }
 
 /// A prepared statement bound and run directly, without argument arrays: the batch write path.

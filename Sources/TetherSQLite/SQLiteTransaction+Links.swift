@@ -67,14 +67,13 @@ extension SQLiteTransaction {
 
         // What is linked now (with positions, for a join table), and the difference.
         let joinTable: String? = if case .joinTable(let table) = link.storage { table } else { nil }
-        let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
         var old: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
         if let joinTable {
-            try chunked(sources) { chunk in
-                try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(joinTable) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(ownPosition)",
-                                   chunk.map { .int($0) }, context: "reading relationships") { row in
-                    old[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
-                }
+            // What the import has just read with `related(_:of:)`, if the table is unchanged since.
+            if let read = joinReads.removeValue(forKey: joinTable), read.sideA == sideA, distinctSources.isSubset(of: read.rows) {
+                old = read.links
+            } else {
+                old = try joinLinks(joinTable, sideA: sideA, of: sources).links
             }
         } else {
             for (source, linked) in try linked(link, sideA: sideA, of: sources) {
@@ -126,6 +125,7 @@ extension SQLiteTransaction {
 
         switch link.storage {
         case .joinTable(let table):
+            joinReads[table] = nil
             try deleteLinks(table, sideA, removals + moves.map { ($0.source, $0.target) })
             // New links go last among their target's links: after the largest position it has,
             // which the (target, position) index finds without reading the others.
@@ -147,13 +147,13 @@ extension SQLiteTransaction {
                     try unlink.bind(2, target)
                     try unlink.execute("unlinking \(batch.entity).\(batch.relationship)")
                 }
-                let set = try connection.prepared("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?")
                 let changed = Set(changedSources)
-                for (row, source) in sources.enumerated() where changed.contains(source) {
+                let rows = sources.indices.filter { changed.contains(sources[$0]) }
+                try setColumn(table, column, of: rows.count, "linking \(batch.entity).\(batch.relationship)") { statement, slot, index in
+                    let row = rows[index]
                     let start = row == 0 ? 0 : ends[row - 1]
-                    if start < ends[row] { try set.bind(1, targets[start]) } else { try set.bindNull(1) }
-                    try set.bind(2, source)
-                    try set.execute("linking \(batch.entity).\(batch.relationship)")
+                    try statement.bind(Int32(slot * 2 + 1), sources[row])
+                    if start < ends[row] { try statement.bind(Int32(slot * 2 + 2), targets[start]) }
                 }
             } else {
                 // The column is on the targets' table: a target's row names its one source.
@@ -163,14 +163,25 @@ extension SQLiteTransaction {
                     try unlink.bind(2, source)
                     try unlink.execute("unlinking \(batch.entity).\(batch.relationship)")
                 }
-                let set = try connection.prepared("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?")
-                for (source, target, _) in additions {
-                    try set.bind(1, source)
-                    try set.bind(2, target)
-                    try set.execute("linking \(batch.entity).\(batch.relationship)")
+                try setColumn(table, column, of: additions.count, "linking \(batch.entity).\(batch.relationship)") { statement, slot, index in
+                    try statement.bind(Int32(slot * 2 + 1), additions[index].target)
+                    try statement.bind(Int32(slot * 2 + 2), additions[index].source)
                 }
             }
         }
+    }
+
+    /// The links of `rows` in a join table, from side a (or b), with their positions, in order.
+    func joinLinks(_ table: String, sideA: Bool, of rows: [Int64]) throws -> JoinRead {
+        let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
+        var links: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
+        try chunked(rows) { chunk in
+            try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(table) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(ownPosition)",
+                               chunk.map { .int($0) }, context: "reading relationships") { row in
+                links[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
+            }
+        }
+        return JoinRead(sideA: sideA, rows: Set(rows), links: links)
     }
 
     /// The largest position each of `targets` (rows of the join table's other side) has among
@@ -222,6 +233,20 @@ extension SQLiteTransaction {
             try statement.bind(base + 3, rows[index].ownPosition)
             try statement.bind(base + 4, rows[index].otherPosition)
         }
+    }
+
+    /// Sets a foreign-key column of many rows, each to its own value, a few dozen rows per
+    /// statement: `bind` binds a row's rowid to parameter `2 * slot + 1` and its value (or leaves
+    /// it NULL) to `2 * slot + 2`.
+    private func setColumn(_ table: String, _ column: String, of count: Int, _ context: String,
+                           bind: (_ statement: Statement, _ slot: Int, _ index: Int) throws -> Void) throws {
+        // `CASE` rather than `UPDATE … FROM` (SQLite 3.33) so that older system libraries run it
+        // too; an unused row's rowid is NULL, which neither the `WHEN` nor the `IN` matches.
+        try inStatements(of: count, { .setColumn(table: table, column: column, size: $0) }, context, { size in
+            let cases = (0..<size).map { "WHEN ?\(2 * $0 + 1) THEN ?\(2 * $0 + 2)" }.joined(separator: " ")
+            let rows = (0..<size).map { "?\(2 * $0 + 1)" }.joined(separator: ", ")
+            return "UPDATE \(table) SET \(column) = CASE \"rowid\" \(cases) END WHERE \"rowid\" IN (\(rows))"
+        }, bind: bind)
     }
 
     /// Runs statements of ``linksPerStatement`` rows while that many are left, then one of 8 or

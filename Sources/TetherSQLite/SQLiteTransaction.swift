@@ -23,6 +23,13 @@ public final class SQLiteTransaction: StoreWriter {
     private var finished = false
     /// Whether `_tether_records` has rows, once read (nil: not read in this transaction).
     private var remoteRecordsPresent: Bool?
+    /// Rows this transaction has found or written: a link write need not read them again to
+    /// check that they exist.
+    var known = KnownRows()
+    /// The links ``related(_:of:)`` last read from each join table in a write, with their
+    /// positions, until the table is written: the link batch that follows an import's read diffs
+    /// against them instead of reading them again.
+    var joinReads: [String: JoinRead] = [:]
 
     init(_ connection: Connection, _ layout: Layout, writable: Bool) {
         self.connection = connection
@@ -156,6 +163,8 @@ public final class SQLiteTransaction: StoreWriter {
         let identity = info.identity
         guard !identity.isEmpty, !identities.isEmpty else { return }
         let maximum = max(1, 500 / identity.count)
+        var rows: [Int64] = []
+        rows.reserveCapacity(identities.count)
         // A few statement sizes, so that statements are reused; unused rows are bound NULL. The
         // text is built only when the connection has not prepared it yet.
         func sql(_ size: Int) -> String {
@@ -201,10 +210,12 @@ public final class SQLiteTransaction: StoreWriter {
                 parameter += Int32(identity.count)
             }
             try statement.query("looking up \(info.entity.name) by identity") { row in
+                rows.append(row.int(1))
                 try found(order[Int(row.int(0))], row)
             }
             start += count
         }
+        known.insert(rows, table: info.table)
     }
 
     /// The keys at `positions` with their positions, when each is one integer (nil otherwise):
@@ -226,16 +237,20 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     /// Throws ``StoreError/Kind/objectNotFound`` (naming the first missing one) unless every row
-    /// is an object of `info`'s entity: one read per 500 rows.
+    /// is an object of `info`'s entity: one read per 500 rows, of the rows this transaction has not
+    /// already found or written (``KnownRows``).
     func requireStored(_ info: Layout.EntityInfo, _ rows: [Int64]) throws {
-        var found = Set<Int64>(minimumCapacity: rows.count)
-        try chunked(rows) { chunk in
+        let unknown = known.unknown(rows, table: info.table)
+        guard !unknown.isEmpty else { return }
+        var found = Set<Int64>(minimumCapacity: unknown.count)
+        try chunked(unknown) { chunk in
             try connection.run("SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
                                chunk.map { .int($0) }, context: "reading") { found.insert($0.int(0)) }
         }
-        if let missing = rows.first(where: { !found.contains($0) }) {
+        if let missing = unknown.first(where: { !found.contains($0) }) {
             throw StoreError(.objectNotFound, entity: info.entity.name, "no object \(ObjectID(entity: info.entity.name, rowID: missing))")
         }
+        known.insert(unknown, table: info.table)
     }
 
     func exists(_ info: Layout.EntityInfo, _ rowID: Int64) throws -> Bool {
@@ -396,7 +411,16 @@ public final class SQLiteTransaction: StoreWriter {
             let (link, sideA) = try self.relationship(entity, relationship)
             let other = sideA ? link.bEntity : link.aEntity
             var seen = Set<Int64>()
-            for (row, targets) in try linked(link, sideA: sideA, of: rows.filter { seen.insert($0).inserted }) where !targets.isEmpty {
+            let distinct = rows.filter { seen.insert($0).inserted }
+            if isWritable, case .joinTable(let table) = link.storage {
+                let read = try joinLinks(table, sideA: sideA, of: distinct)
+                for (row, links) in read.links {
+                    result[ObjectID(entity: entity, rowID: row)] = links.map { ObjectID(entity: other, rowID: $0.target) }
+                }
+                joinReads[table] = read
+                continue
+            }
+            for (row, targets) in try linked(link, sideA: sideA, of: distinct) where !targets.isEmpty {
                 result[ObjectID(entity: entity, rowID: row)] = targets.map { ObjectID(entity: other, rowID: $0) }
             }
         }
@@ -449,6 +473,7 @@ public final class SQLiteTransaction: StoreWriter {
         }
         let id = ObjectID(entity: entity, rowID: connection.lastInsertRowID)
         changes.inserted.insert(id)
+        known.insert(CollectionOfOne(id.rowID), table: info.table)
         return Object(id: id, values: values)
     }
 
@@ -561,6 +586,7 @@ public final class SQLiteTransaction: StoreWriter {
                 start += size
             }
         }
+        known.insert(first..<(first + Int64(batch.count)), table: info.table)
         return ids
     }
 
@@ -687,6 +713,8 @@ public final class SQLiteTransaction: StoreWriter {
             if isA { try clear(storage, row: id.rowID, sideA: true) }
             if isB { try clear(storage, row: id.rowID, sideA: false) }
         }
+        known.forget()
+        joinReads = [:]
         try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
         if try mayHaveRemoteRecords() {
             try connection.run("DELETE FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?", [.text(id.entity), .int(id.rowID)],
@@ -735,6 +763,7 @@ public final class SQLiteTransaction: StoreWriter {
                 try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", [.int(row)], context: "unlinking")
             }
         case .joinTable(let table):
+            joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \(sideA ? "\"a\"" : "\"b\"") = ?", [.int(row)], context: "unlinking")
         }
     }
@@ -744,6 +773,7 @@ public final class SQLiteTransaction: StoreWriter {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?", [.int(bRow), .int(aRow)], context: "linking")
         case .joinTable(let table):
+            joinReads[table] = nil
             let aPos = aPosition.map { SQLValue.int($0) }
             let bPos = bPosition.map { SQLValue.int($0) }
             try connection.run(
@@ -757,6 +787,7 @@ public final class SQLiteTransaction: StoreWriter {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?", [.int(aRow), .int(bRow)], context: "unlinking")
         case .joinTable(let table):
+            joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \"a\" = ? AND \"b\" = ?", [.int(aRow), .int(bRow)], context: "unlinking")
         }
     }
@@ -765,7 +796,7 @@ public final class SQLiteTransaction: StoreWriter {
         try checkOpen(writing: true)
         let (link, sideA) = try self.relationship(id.entity, relationship)
         let info = try info(id.entity)
-        guard try exists(info, id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
+        try requireStored(info, [id.rowID])
         let destination = sideA ? link.bEntity : link.aEntity
         var unique: [Int64] = []
         var seen = Set<Int64>()
@@ -825,6 +856,8 @@ public final class SQLiteTransaction: StoreWriter {
     /// `.int`, REAL as `.double`, TEXT as `.string`, BLOB as `.data`; NULL columns are absent).
     public func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[String: Value]] {
         try checkOpen()
+        known.forget()
+        joinReads = [:]
         return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
             var values: [String: Value] = [:]
             for i in 0..<row.count {
@@ -838,6 +871,8 @@ public final class SQLiteTransaction: StoreWriter {
     /// column; columns named like attributes are decoded as those attributes, others are ignored.
     public func fetch(_ entity: String, sql: String, arguments: [Value] = []) throws -> [Object] {
         let info = try info(entity)
+        known.forget()
+        joinReads = [:]
         return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
             var rowID: Int64?
             var values: [String: Value] = [:]
@@ -860,6 +895,43 @@ public final class SQLiteTransaction: StoreWriter {
     /// are not announced on ``SQLiteStore/changes()``.
     public func execute(_ sql: String, _ arguments: [Value] = []) throws {
         try checkOpen(writing: true)
+        known.forget()
+        joinReads = [:]
         try connection.run(sql, arguments.map(Codec.plain), context: "running \(sql)")
     }
+}
+
+/// What ``SQLiteTransaction/joinReads`` keeps of one read: the side read from, the rows read (the
+/// keys of `links` are those with links), and their links in order. Dropped when the transaction
+/// writes the table, deletes a row or runs SQL of its caller's.
+struct JoinRead {
+    var sideA: Bool
+    var rows: Set<Int64>
+    var links: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]]
+}
+
+/// Rows a transaction has found or written and not deleted since, per table, so that a link write
+/// does not read again what the import that names them has just looked up or inserted. Forgotten
+/// all at once when the transaction deletes a row or runs SQL of its caller's (which may delete
+/// any); a table's set is started again past ``limit`` rows, so that a streamed import of millions
+/// keeps a bounded set.
+struct KnownRows {
+    static let limit = 1 << 17
+    private var tables: [String: Set<Int64>] = [:]
+
+    mutating func insert<Rows: Collection<Int64>>(_ rows: Rows, table: String) {
+        guard !rows.isEmpty else { return }
+        var set = tables.removeValue(forKey: table) ?? []
+        if set.count + rows.count > Self.limit { set.removeAll(keepingCapacity: true) }
+        for row in rows.prefix(Self.limit) { set.insert(row) }
+        tables[table] = set
+    }
+
+    /// The rows not known to be stored, in order.
+    func unknown(_ rows: [Int64], table: String) -> [Int64] {
+        guard let set = tables[table] else { return rows }
+        return rows.filter { !set.contains($0) }
+    }
+
+    mutating func forget() { tables.removeAll() }
 }
