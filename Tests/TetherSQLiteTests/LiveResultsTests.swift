@@ -342,7 +342,7 @@ final class StreamCountingStore: Store {
 }
 
 /// A small deterministic generator (SplitMix64), so that a failing run can be repeated.
-struct SeededRandom {
+struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -246,12 +246,12 @@ extension InMemoryStore {
         let toOne: Bool
         private var one = ChunkedColumn<Int64>(empty: 0)
         /// A to-many side: each object's partners in order (empty: none), by row id.
-        private var many = ChunkedColumn<[Int64]>(empty: [])
+        private var many = ChunkedColumn<PartnerList>(empty: PartnerList())
 
         init(toOne: Bool) { self.toOne = toOne }
 
         func targets(_ row: Int64) -> [Int64] {
-            guard toOne else { return many[row] }
+            guard toOne else { return many[row].rows }
             let partner = one[row]
             return partner != 0 ? [partner] : []
         }
@@ -272,7 +272,7 @@ extension InMemoryStore {
             if toOne {
                 one.update(row) { $0 = targets.first ?? 0 }
             } else {
-                many.update(row) { $0 = targets }
+                many.update(row) { $0 = PartnerList(targets) }
             }
         }
 
@@ -289,19 +289,113 @@ extension InMemoryStore {
             if toOne {
                 if target != 0 && one[row] == target { one.update(row) { $0 = 0 } }
             } else if many.holds(row) {
-                many.update(row) { $0.removeAll { $0 == target } }
+                many.update(row) { $0.remove([target]) }
             }
         }
 
         /// Removes every one of `targets` from the partners of `row` (a to-many side), in one pass
-        /// over them: comparing each partner with a few targets, or looking it up among many.
+        /// over the partners that may hold them (``PartnerList/remove(_:)``).
         mutating func remove(_ row: Int64, all targets: [Int64]) {
             guard many.holds(row) else { return }
-            if targets.count <= 8 {
-                many.update(row) { $0.removeAll { targets.contains($0) } }
+            many.update(row) { $0.remove(targets) }
+        }
+    }
+
+    /// The partners of one object on a to-many side, in order. Up to ``segmentSize`` they are one
+    /// array; past it, segments of at most ``segmentSize``, each knowing the smallest and the
+    /// largest row id it holds. So a label shared by a hundred thousand issues is neither copied
+    /// nor read whole when a transaction adds or removes a few of them: appending copies the last
+    /// segment (and the list of segments), and removing a partner reads and copies only the
+    /// segments whose range holds it (partners are mostly added in row order, so ranges rarely
+    /// overlap; when they do, more segments are read, never a wrong one skipped).
+    struct PartnerList: Sendable {
+        static let segmentSize = 128
+
+        struct Segment: Sendable {
+            var rows: [Int64]
+            var low: Int64
+            var high: Int64
+
+            init(_ rows: [Int64]) {
+                self.rows = rows
+                low = rows.min() ?? .max
+                high = rows.max() ?? .min
+            }
+
+            func mayHold(_ row: Int64) -> Bool { low <= row && row <= high }
+        }
+
+        /// The partners while they fit one segment (`segments` is then empty).
+        private var flat: [Int64] = []
+        /// The partners past one segment's worth (`flat` is then empty).
+        private var segments: [Segment] = []
+
+        init() {}
+
+        init(_ rows: [Int64]) {
+            if rows.count <= Self.segmentSize {
+                flat = rows
             } else {
-                let set = Set(targets)
-                many.update(row) { $0.removeAll { set.contains($0) } }
+                segments = stride(from: 0, to: rows.count, by: Self.segmentSize).map {
+                    Segment(Array(rows[$0..<min(rows.count, $0 + Self.segmentSize)]))
+                }
+            }
+        }
+
+        var isEmpty: Bool { flat.isEmpty && segments.isEmpty }
+
+        /// Every partner, in order.
+        var rows: [Int64] {
+            if segments.isEmpty { return flat }
+            var rows: [Int64] = []
+            rows.reserveCapacity(segments.count * Self.segmentSize)
+            for segment in segments { rows.append(contentsOf: segment.rows) }
+            return rows
+        }
+
+        mutating func append(_ row: Int64) {
+            if segments.isEmpty {
+                if flat.count < Self.segmentSize {
+                    flat.append(row)
+                    return
+                }
+                segments = [Segment(flat)]
+                flat = []
+            }
+            let last = segments.count - 1
+            if segments[last].rows.count < Self.segmentSize {
+                segments[last].rows.append(row)
+                segments[last].low = min(segments[last].low, row)
+                segments[last].high = max(segments[last].high, row)
+            } else {
+                segments.append(Segment([row]))
+            }
+        }
+
+        /// Removes every one of `targets`: comparing each partner with a few of them, or looking
+        /// it up among many; of a segmented list, only the segments whose range may hold one.
+        mutating func remove(_ targets: [Int64]) {
+            guard !targets.isEmpty else { return }
+            let set: Set<Int64>? = targets.count > 8 ? Set(targets) : nil
+            func gone(_ row: Int64) -> Bool { set?.contains(row) ?? targets.contains(row) }
+            if segments.isEmpty {
+                if flat.contains(where: gone) { flat.removeAll(where: gone) }
+                return
+            }
+            let low = targets.min()!, high = targets.max()!
+            var emptied = false
+            for i in segments.indices where segments[i].low <= high && low <= segments[i].high {
+                // A few targets are each checked against the range; many only as a whole (above).
+                if set == nil && !targets.contains(where: segments[i].mayHold) { continue }
+                guard segments[i].rows.contains(where: gone) else { continue }
+                segments[i].rows.removeAll(where: gone)
+                emptied = emptied || segments[i].rows.isEmpty
+            }
+            if emptied { segments.removeAll { $0.rows.isEmpty } }
+            let count = segments.reduce(0) { $0 + $1.rows.count }
+            if count <= Self.segmentSize / 2 {
+                flat = rows
+                segments = []
             }
         }
     }
