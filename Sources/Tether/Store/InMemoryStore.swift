@@ -392,11 +392,10 @@ extension InMemoryStore {
                 emptied = emptied || segments[i].rows.isEmpty
             }
             if emptied { segments.removeAll { $0.rows.isEmpty } }
+            // Segments left mostly empty by removals are packed again (into one array when few
+            // partners are left), so that what a list costs follows what it holds.
             let count = segments.reduce(0) { $0 + $1.rows.count }
-            if count <= Self.segmentSize / 2 {
-                flat = rows
-                segments = []
-            }
+            if count * 4 < segments.count * Self.segmentSize { self = PartnerList(rows) }
         }
     }
 
