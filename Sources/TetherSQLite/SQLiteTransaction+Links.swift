@@ -67,13 +67,14 @@ extension SQLiteTransaction {
 
         // What is linked now (with positions, for a join table), and the difference.
         let joinTable: String? = if case .joinTable(let table) = link.storage { table } else { nil }
-        var old: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
+        var old: JoinLinks = [:]
         if let joinTable {
-            // What the import has just read with `related(_:of:)`, if the table is unchanged since.
+            // What the import has just read with `related(_:of:)`, if the table is unchanged since
+            // (taken out: this batch writes the table).
             if let read = joinReads.removeValue(forKey: joinTable), read.sideA == sideA, distinctSources.isSubset(of: read.rows) {
                 old = read.links
             } else {
-                old = try joinLinks(joinTable, sideA: sideA, of: sources).links
+                old = try joinLinks(joinTable, sideA: sideA, of: sources)
             }
         } else {
             for (source, linked) in try linked(link, sideA: sideA, of: sources) {
@@ -125,7 +126,6 @@ extension SQLiteTransaction {
 
         switch link.storage {
         case .joinTable(let table):
-            joinReads[table] = nil
             try deleteLinks(table, sideA, removals + moves.map { ($0.source, $0.target) })
             // New links go last among their target's links: after the largest position it has,
             // which the (target, position) index finds without reading the others.
@@ -172,16 +172,16 @@ extension SQLiteTransaction {
     }
 
     /// The links of `rows` in a join table, from side a (or b), with their positions, in order.
-    func joinLinks(_ table: String, sideA: Bool, of rows: [Int64]) throws -> JoinRead {
+    func joinLinks(_ table: String, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
         let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
-        var links: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]] = [:]
+        var links: JoinLinks = [:]
         try chunked(rows) { chunk in
             try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(table) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(ownPosition)",
                                chunk.map { .int($0) }, context: "reading relationships") { row in
                 links[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
             }
         }
-        return JoinRead(sideA: sideA, rows: Set(rows), links: links)
+        return links
     }
 
     /// The largest position each of `targets` (rows of the join table's other side) has among

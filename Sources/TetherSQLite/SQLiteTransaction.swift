@@ -31,6 +31,13 @@ public final class SQLiteTransaction: StoreWriter {
     /// against them instead of reading them again.
     var joinReads: [String: JoinRead] = [:]
 
+    /// Forgets what ``known`` and ``joinReads`` remember: after a delete, or SQL of the caller's,
+    /// which may have changed any row or link.
+    private func forgetReads() {
+        known.forget()
+        joinReads = [:]
+    }
+
     init(_ connection: Connection, _ layout: Layout, writable: Bool) {
         self.connection = connection
         self.layout = layout
@@ -383,24 +390,21 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// The rows linked to each of `rows` through `link`, from side a (or b), in order.
     func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
-        var result: [Int64: [Int64]] = [:]
-        try chunked(rows) { chunk in
-            let sql: String
-            switch link.storage {
-            case .foreignKey(let table, let column):
-                sql = sideA
+        switch link.storage {
+        case .joinTable(let table):
+            return try joinLinks(table, sideA: sideA, of: rows).mapValues { $0.map(\.target) }
+        case .foreignKey(let table, let column):
+            var result: [Int64: [Int64]] = [:]
+            try chunked(rows) { chunk in
+                let sql = sideA
                     ? "SELECT \"rowid\", \(column) FROM \(table) WHERE \"rowid\" IN (\(placeholders(chunk.count))) AND \(column) IS NOT NULL"
                     : "SELECT \(column), \"rowid\" FROM \(table) WHERE \(column) IN (\(placeholders(chunk.count))) ORDER BY \"rowid\""
-            case .joinTable(let table):
-                sql = sideA
-                    ? "SELECT \"a\", \"b\" FROM \(table) WHERE \"a\" IN (\(placeholders(chunk.count))) ORDER BY \"a_pos\""
-                    : "SELECT \"b\", \"a\" FROM \(table) WHERE \"b\" IN (\(placeholders(chunk.count))) ORDER BY \"b_pos\""
+                try connection.run(sql, chunk.map { .int($0) }, context: "reading relationships") { row in
+                    result[row.int(0), default: []].append(row.int(1))
+                }
             }
-            try connection.run(sql, chunk.map { .int($0) }, context: "reading relationships") { row in
-                result[row.int(0), default: []].append(row.int(1))
-            }
+            return result
         }
-        return result
     }
 
     public func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
@@ -412,22 +416,21 @@ public final class SQLiteTransaction: StoreWriter {
             let other = sideA ? link.bEntity : link.aEntity
             var seen = Set<Int64>()
             let distinct = rows.filter { seen.insert($0).inserted }
-            if isWritable, case .joinTable(let table) = link.storage {
-                let read = try joinLinks(table, sideA: sideA, of: distinct)
-                for (row, links) in read.links {
-                    result[ObjectID(entity: entity, rowID: row)] = links.map { ObjectID(entity: other, rowID: $0.target) }
+            if case .joinTable(let table) = link.storage {
+                // Read with positions; a write keeps them for the link batch that may follow.
+                let links = try joinLinks(table, sideA: sideA, of: distinct)
+                if isWritable { joinReads[table] = JoinRead(sideA: sideA, rows: Set(distinct), links: links) }
+                for (row, linked) in links {
+                    result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
                 }
-                joinReads[table] = read
-                continue
-            }
-            for (row, targets) in try linked(link, sideA: sideA, of: distinct) where !targets.isEmpty {
-                result[ObjectID(entity: entity, rowID: row)] = targets.map { ObjectID(entity: other, rowID: $0) }
+            } else {
+                for (row, targets) in try linked(link, sideA: sideA, of: distinct) where !targets.isEmpty {
+                    result[ObjectID(entity: entity, rowID: row)] = targets.map { ObjectID(entity: other, rowID: $0) }
+                }
             }
         }
         return result
     }
-
-    // MARK: StoreWriter
 
     private func checkValues(_ values: [String: Value], _ info: Layout.EntityInfo) throws {
         for name in values.keys.sorted() {
@@ -713,8 +716,7 @@ public final class SQLiteTransaction: StoreWriter {
             if isA { try clear(storage, row: id.rowID, sideA: true) }
             if isB { try clear(storage, row: id.rowID, sideA: false) }
         }
-        known.forget()
-        joinReads = [:]
+        forgetReads()
         try connection.run("DELETE FROM \(info.table) WHERE \"rowid\" = ?", [.int(id.rowID)], context: "deleting \(id)")
         if try mayHaveRemoteRecords() {
             try connection.run("DELETE FROM \"_tether_records\" WHERE \"entity\" = ? AND \"row\" = ?", [.text(id.entity), .int(id.rowID)],
@@ -856,8 +858,7 @@ public final class SQLiteTransaction: StoreWriter {
     /// `.int`, REAL as `.double`, TEXT as `.string`, BLOB as `.data`; NULL columns are absent).
     public func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[String: Value]] {
         try checkOpen()
-        known.forget()
-        joinReads = [:]
+        forgetReads()
         return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
             var values: [String: Value] = [:]
             for i in 0..<row.count {
@@ -871,8 +872,7 @@ public final class SQLiteTransaction: StoreWriter {
     /// column; columns named like attributes are decoded as those attributes, others are ignored.
     public func fetch(_ entity: String, sql: String, arguments: [Value] = []) throws -> [Object] {
         let info = try info(entity)
-        known.forget()
-        joinReads = [:]
+        forgetReads()
         return try connection.query(sql, arguments.map(Codec.plain), context: "running \(sql)") { row in
             var rowID: Int64?
             var values: [String: Value] = [:]
@@ -895,8 +895,7 @@ public final class SQLiteTransaction: StoreWriter {
     /// are not announced on ``SQLiteStore/changes()``.
     public func execute(_ sql: String, _ arguments: [Value] = []) throws {
         try checkOpen(writing: true)
-        known.forget()
-        joinReads = [:]
+        forgetReads()
         try connection.run(sql, arguments.map(Codec.plain), context: "running \(sql)")
     }
 }
@@ -907,8 +906,12 @@ public final class SQLiteTransaction: StoreWriter {
 struct JoinRead {
     var sideA: Bool
     var rows: Set<Int64>
-    var links: [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]]
+    var links: JoinLinks
 }
+
+/// The links of some rows of a join table's side, by row, in order: each with its position among
+/// the row's links and its position among the target's.
+typealias JoinLinks = [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]]
 
 /// Rows a transaction has found or written and not deleted since, per table, so that a link write
 /// does not read again what the import that names them has just looked up or inserted. Forgotten

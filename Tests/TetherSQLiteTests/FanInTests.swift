@@ -7,16 +7,7 @@ import TetherSQLite
 /// to-many side in segments): both stores hold the same issues for each label, in the same order,
 /// through imports that move issues between labels, deletions, and a label's issues set whole.
 @Suite struct FanInTests {
-    static let schema = try! Schema {
-        Entity("Issue", identity: "id") {
-            Attribute("id", .int64)
-            Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
-        }
-        Entity("Label", identity: "id") {
-            Attribute("id", .int64)
-            Relationship.toMany("issues", "Issue", inverse: "labels")
-        }
-    }
+    static let schema = issuesAndLabels
 
     static func issues(_ ids: some Sequence<Int>, labels: (Int) -> [Int]) -> JSON {
         .array(ids.map { i in .object(["id": .int(Int64(i)), "labels": .array(labels(i).map { .object(["id": .int(Int64($0))]) })]) })

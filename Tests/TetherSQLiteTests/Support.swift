@@ -15,3 +15,16 @@ final class TemporaryDirectory: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+/// Issues with their labels in order, and each label's issues: the smallest schema of a
+/// many-to-many target shared by many objects.
+let issuesAndLabels = try! Schema {
+    Entity("Issue", identity: "id") {
+        Attribute("id", .int64)
+        Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
+    }
+    Entity("Label", identity: "id") {
+        Attribute("id", .int64)
+        Relationship.toMany("issues", "Issue", inverse: "labels")
+    }
+}

@@ -9,16 +9,7 @@ import Tether
 /// it remembers must never outlive a change: each test changes the rows or links after they were
 /// read and before the write that would use them.
 @Suite struct TransactionMemoryTests {
-    static let schema = try! Schema {
-        Entity("Issue", identity: "id") {
-            Attribute("id", .int64)
-            Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
-        }
-        Entity("Label", identity: "id") {
-            Attribute("id", .int64)
-            Relationship.toMany("issues", "Issue", inverse: "labels")
-        }
-    }
+    static let schema = issuesAndLabels
 
     /// A store with issue 1 linked to labels 10 and 11, and a label 12 linked to nothing.
     static func store(_ directory: TemporaryDirectory) async throws -> SQLiteStore {
