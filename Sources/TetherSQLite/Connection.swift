@@ -78,6 +78,16 @@ final class Connection {
     var meterBySQL: [String: (statements: Int, steps: Int)] = [:]
     /// Pages in the write-ahead log after the last commit, once ``observeLog()`` was called.
     var logFrames: Int32 = 0
+    /// Write transactions (and schema migrations) committed on this connection: with
+    /// ``dataVersion()``, the store's ``StoreVersion``.
+    var commits: UInt64 = 0
+
+    /// A number that changes whenever another connection (of this process or another) commits to
+    /// the file; this connection's own commits leave it as it is (`PRAGMA data_version`). Read in
+    /// a transaction, it is that of the transaction's snapshot.
+    func dataVersion() throws -> UInt64 {
+        UInt64(bitPattern: try query("PRAGMA data_version", [], context: "reading the data version") { $0.int(0) }.first ?? 0)
+    }
 
     /// Reports the size of the log after each commit in ``logFrames``, and turns off SQLite's
     /// automatic checkpoint (a connection has one log hook: the automatic checkpoint is one).

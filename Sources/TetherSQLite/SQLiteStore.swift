@@ -127,6 +127,13 @@ public final class SQLiteStore: Store {
         }
     }
 
+    /// The metered statements whose SQL text `matches` (tests).
+    func meteredStatements(_ matches: (String) -> Bool) -> Int {
+        writer.withLock { connection in
+            (connection?.meterBySQL ?? [:]).filter { matches($0.key) }.reduce(0) { $0 + $1.value.statements }
+        }
+    }
+
     /// The meter per SQL text, the costliest first (a failing test prints it).
     var writeMeterBySQL: String {
         writer.withLock { connection in
@@ -149,6 +156,8 @@ public final class SQLiteStore: Store {
     public func prepare(for schema: Schema) throws {
         let resolved = try writer.withLock { connection throws -> Layout in
             guard let connection else { throw closedError() }
+            // A migration changes what the file holds: versions taken before it are not current.
+            defer { connection.commits &+= 1 }
             let readOnly = connection.isReadOnly
             try connection.exec(readOnly ? "BEGIN" : "BEGIN IMMEDIATE", "starting the schema migration")
             do {
@@ -235,12 +244,20 @@ public final class SQLiteStore: Store {
             // not pay for the checkpoint its predecessors asked for.
             if connection.logFrames >= Checkpointer.waitThreshold { checkpointer?.wait() }
             try connection.exec("BEGIN IMMEDIATE", "starting a write")
-            let transaction = SQLiteTransaction(connection, layout, writable: true)
+            let transaction: SQLiteTransaction
+            do {
+                let version = StoreVersion(commits: connection.commits, external: try connection.dataVersion())
+                transaction = SQLiteTransaction(connection, layout, writable: true, version: version)
+            } catch {
+                try? connection.exec("ROLLBACK", "rolling back")
+                throw error
+            }
             do {
                 let result = try body(transaction)
                 transaction.finish()
                 connection.logFrames = 0
                 try connection.exec("COMMIT", "committing")
+                connection.commits &+= 1
                 return (result, transaction.changes, connection.logFrames)
             } catch {
                 transaction.finish()

@@ -38,11 +38,16 @@ public final class SQLiteTransaction: StoreWriter {
         joinReads = [:]
     }
 
-    init(_ connection: Connection, _ layout: Layout, writable: Bool) {
+    init(_ connection: Connection, _ layout: Layout, writable: Bool, version: StoreVersion? = nil) {
         self.connection = connection
         self.layout = layout
         self.isWritable = writable
+        self.version = version
     }
+
+    /// The committed state a write transaction began from: the write transactions this store
+    /// committed, and the file's data version (which changes when another connection commits).
+    public let version: StoreVersion?
 
     func finish() { finished = true }
 

@@ -108,6 +108,10 @@ public struct StoreConformance: Sendable {
         /// `setRelated(_:)` of `LinkBatch`es gives, on random graphs of every kind of relationship, the
         /// graph that `setRelated(_:of:to:)` gives row by row (checked against an `InMemoryStore`).
         case linkBatches
+        /// `version` of a write transaction, when the store reports one: the same at the end of the
+        /// body as at its start, unchanged by reads, and `next` of the last committed write's,
+        /// whether or not that write changed anything.
+        case versions
 
         public var description: String { rawValue }
     }
@@ -169,6 +173,7 @@ public struct StoreConformance: Sendable {
         case .observedResults: try await checks.observedResults()
         case .remoteRecords: try await checks.remoteRecords()
         case .linkBatches: try await checks.linkBatches()
+        case .versions: try await checks.versions()
         }
     }
 

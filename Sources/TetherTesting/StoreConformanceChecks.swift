@@ -501,6 +501,31 @@ struct Checks: Sendable {
         try expectEqual(value, 10, "the value a write returns")
     }
 
+    func versions() async throws {
+        try prepared()
+        let first = try await store.write { $0.version }
+        guard let first else {
+            // A store that reports no version reports none ever (an import then remembers nothing
+            // between imports).
+            let later = try await store.write { writer in
+                _ = try writer.insert("Item", values: ["id": .int(1)])
+                return writer.version
+            }
+            try expect(later == nil, "a store that reported no version reported \(later!)")
+            return
+        }
+        let inserted = try await store.write { writer in
+            let start = writer.version
+            _ = try writer.insert("Item", values: ["id": .int(1)])
+            return (start, writer.version)
+        }
+        try expectEqual(inserted.0, first.next, "the version after a write that changed nothing")
+        try expectEqual(inserted.1, inserted.0, "the version at the end of a write's body")
+        _ = try await store.read { try $0.count(Query("Item")) }
+        let afterRead = try await store.write { $0.version }
+        try expectEqual(afterRead, first.next.next, "the version after a write and a read")
+    }
+
     func readDuringWrite() async throws {
         try prepared()
         _ = try await insert("Item", ["id": .int(1)])

@@ -49,6 +49,8 @@ public final class Client: Sendable {
 
     /// The mapping prepared for the import engine, once per client.
     let importPlans: ImportPlans
+    /// The nested objects the last import remembered for the next (``RememberedObjects``).
+    let importMemory = ImportMemory()
     /// The refreshes of remote-backed observations, by source.
     let refreshes = RemoteRefreshes()
     /// The validators of the one-page lists this client fetched, by URL.
@@ -98,8 +100,8 @@ public final class Client: Sendable {
         }
         // The bytes are checked as they are read (as `JSON(parsing:)` would check them), a batch
         // at a time: a syntax error anywhere rolls the whole import back.
-        let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await writeImport(entity, bytes: data.count, { writer in
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
+        return try await writeImport(entity, bytes: data.count, importer: importer, { writer in
             try data.withUnsafeBytes { raw in
                 try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
             }
@@ -110,8 +112,8 @@ public final class Client: Sendable {
     @discardableResult
     public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
-        let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await writeImport(entity, { writer in
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
+        return try await writeImport(entity, importer: importer, { writer in
             try importer.run([(entity, json)], in: writer)
         }, result: { $0 })
     }
@@ -122,9 +124,9 @@ public final class Client: Sendable {
     @discardableResult
     public func `import`(contentsOf url: URL, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
-        let importer = try Importer(client: self, options: options ?? importOptions)
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         let stream = JSONStream(contentsOf: url)
-        return try await writeImport(entity, { writer in
+        return try await writeImport(entity, importer: importer, { writer in
             try importer.run(stream, as: entity, in: writer)
         }, result: { $0 })
     }
@@ -132,12 +134,17 @@ public final class Client: Sendable {
     /// Runs an import's write transaction and reports it to the event handlers once it has
     /// committed (``ClientEvent/imported(_:)``) or failed (``ClientEvent/failure(_:)``).
     func writeImport<T: Sendable>(
-        _ entity: String, bytes: Int? = nil, _ body: @Sendable (any StoreWriter) throws -> T, result: (T) -> ImportResult
+        _ entity: String, bytes: Int? = nil, importer: Importer? = nil, _ body: @Sendable (any StoreWriter) throws -> T, result: (T) -> ImportResult
     ) async throws -> T {
-        guard events.isActive else { return try await store.write(body) }
+        guard events.isActive else {
+            let value = try await store.write(body)
+            importer?.keepRemembered()
+            return value
+        }
         let start = ContinuousClock.now
         do {
             let value = try await store.write(body)
+            importer?.keepRemembered()
             events.emit(.imported(ImportEvent(entity: entity, result: result(value), duration: start.duration(to: .now), bytes: bytes)))
             return value
         } catch {
@@ -172,8 +179,8 @@ public final class Client: Sendable {
     ) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
-        let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await writeImport(entity, bytes: data.count, { writer in
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
+        return try await writeImport(entity, bytes: data.count, importer: importer, { writer in
             try Self.checkStored(parent, writer)
             let result = try data.withUnsafeBytes { raw in
                 try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
@@ -192,8 +199,8 @@ public final class Client: Sendable {
     ) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
-        let importer = try Importer(client: self, options: options ?? importOptions)
-        return try await writeImport(entity, { writer in
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
+        return try await writeImport(entity, importer: importer, { writer in
             try Self.checkStored(parent, writer)
             let result = try importer.run([(entity, json)], in: writer)
             try Self.link(result, into: relationship, of: parent, link, toMany: toMany, writer)
@@ -243,9 +250,9 @@ public final class Client: Sendable {
     @discardableResult
     public func `import`(_ payloads: [(entity: String, json: JSON)], options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
-        let importer = try Importer(client: self, options: options ?? importOptions)
+        let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         let payloads = payloads.map { ($0.entity, $0.json) }
-        return try await writeImport(payloads.first?.0 ?? "", { writer in
+        return try await writeImport(payloads.first?.0 ?? "", importer: importer, { writer in
             try importer.run(payloads, in: writer)
         }, result: { $0 })
     }

@@ -188,17 +188,19 @@ struct BatchMapper<V: ImportValue> {
     /// By entity ordinal: the hash of the source text of each nested object last applied in an
     /// earlier batch of the import, when applying it again would change nothing (as
     /// ``lastApplied``). A keyed hash (``Hasher``), so that a payload cannot be made to collide.
-    private var earlierTexts: [IdentityMap<Int>]
+    private(set) var earlierTexts: [IdentityMap<Int>]
     /// By entity ordinal: the tombstones of its objects (``ImportOptions/tombstones``), for the
     /// top-level entity of the batch being mapped.
     private var tombstones: [[Importer.TombstoneRule]] = []
     private var tombstonesEntity = -1
 
-    init(importer: Importer) {
+    /// A mapper for `importer`'s imports; `earlierTexts`: the texts of nested objects that an
+    /// earlier import remembered (``RememberedObjects``), as if an earlier batch had stored them.
+    init(importer: Importer, earlierTexts: [IdentityMap<Int>]? = nil) {
         self.importer = importer
         self.plans = importer.plans
         self.batch = MappedBatch(entities: importer.plans.count)
-        self.earlierTexts = Array(repeating: IdentityMap(), count: importer.plans.count)
+        self.earlierTexts = earlierTexts ?? Array(repeating: IdentityMap(), count: importer.plans.count)
     }
 
     /// Maps `elements`, the top-level objects of a batch (entity `entity`): `base` is the path of

@@ -26,7 +26,7 @@ final class ImportSession {
     /// By entity ordinal: the row ids of the objects the mapper remembers
     /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
     /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
-    private var rememberedRows: [IdentityMap<Int64>]
+    private(set) var rememberedRows: [IdentityMap<Int64>]
 
     // For the batch being written.
     /// The relationships (by source entity and position) with links in the batch.
@@ -39,6 +39,8 @@ final class ImportSession {
     private var isTopLevel: [Bool] = []
     /// Objects deleted so far (tombstones, and whatever their delete rules took).
     private var deleted: [ObjectID] = []
+    /// Whether the import deleted any object (tombstones, delete rules, orphans, missing ones).
+    var deletedAny: Bool { !deleted.isEmpty }
     /// Children unlinked from a one-to-many relationship under ``ImportOptions/deleteRelationships``:
     /// deleted at the end, unless the payload holds them elsewhere or they were linked again.
     private var orphans: [(id: ObjectID, inverse: String)] = []
@@ -55,7 +57,9 @@ final class ImportSession {
     private let totalBytes: Int?
     private var progress: ImportProgress
 
-    init(importer: Importer, writer: any StoreWriter, totalBytes: Int? = nil) {
+    /// A session writing `importer`'s batches with `writer`; `rememberedRows`: the row ids of the
+    /// objects an earlier import remembered (``RememberedObjects``).
+    init(importer: Importer, writer: any StoreWriter, totalBytes: Int? = nil, rememberedRows: [IdentityMap<Int64>]? = nil) {
         self.totalBytes = totalBytes
         self.progress = ImportProgress(phase: .importing, totalBytes: totalBytes)
         self.importer = importer
@@ -63,7 +67,7 @@ final class ImportSession {
         self.plans = importer.plans
         self.status = Array(repeating: RowStatusMap(), count: importer.plans.count)
         self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
-        self.rememberedRows = Array(repeating: IdentityMap(), count: importer.plans.count)
+        self.rememberedRows = rememberedRows ?? Array(repeating: IdentityMap(), count: importer.plans.count)
         self.options = importer.options
     }
 

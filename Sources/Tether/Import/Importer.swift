@@ -31,8 +31,22 @@ struct Importer: Sendable {
     let plans: [EntityPlan]
     let planIndex: [String: Int]
     let insertOrder: [Int]
+    /// Where the client keeps the objects imports remember for the next (``RememberedObjects``);
+    /// nil when this import neither takes nor leaves any.
+    let memory: ImportMemory?
+    /// What the client remembered when this import was made.
+    private let carried: RememberedObjects?
+    /// What this import leaves remembered, until its transaction has committed.
+    private let left = LeftRemembered()
 
-    init(client: Client, options: ImportOptions) throws {
+    /// An import of `client`'s mapping with `options`. With `remembering`, the import takes the
+    /// objects the client's last import remembered, if its transaction begins from the state that
+    /// one committed, and leaves its own: its `run` must be the first write of its transaction,
+    /// and the caller calls ``keepRemembered()`` once the transaction has committed.
+    init(client: Client, options: ImportOptions, remembering: Bool = false) throws {
+        let remembers = remembering && RememberedObjects.apply(to: options)
+        memory = remembers ? client.importMemory : nil
+        carried = remembers ? client.importMemory.current : nil
         schema = client.schema
         mapping = client.mapping
         identity = client.identityStrategy
@@ -44,8 +58,9 @@ struct Importer: Sendable {
     }
 
     func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
-        let session = ImportSession(importer: self, writer: writer)
-        var mapper = BatchMapper<V>(importer: self)
+        let remembered = remembered(in: writer)
+        let session = ImportSession(importer: self, writer: writer, rememberedRows: remembered?.rows)
+        var mapper = BatchMapper<V>(importer: self, earlierTexts: remembered?.texts)
         for payload in payloads {
             let entity = try entityPlan(payload.entity)
             try checkOptions(topLevel: entity.name)
@@ -66,8 +81,29 @@ struct Importer: Sendable {
                 try session.write(&mapped)
             }
         }
-        try session.finish(deletingMissingOf: payloads.map(\.entity))
+        return try finish(session, mapper, deletingMissingOf: payloads.map(\.entity), in: writer)
+    }
+
+    /// What the client's last import remembered, if this import may take it: its transaction
+    /// begins from the state that import committed, and it converts values alike.
+    func remembered(in writer: any StoreWriter) -> RememberedObjects? {
+        guard let carried, let version = writer.version, carried.version == version, carried.coercion == options.coercion else { return nil }
+        return carried
+    }
+
+    /// Finishes the import (deleting what its options delete) and leaves what it remembered for
+    /// the next import, unless it deleted anything.
+    func finish<V: ImportValue>(_ session: ImportSession, _ mapper: BatchMapper<V>, deletingMissingOf entities: [String], in writer: any StoreWriter) throws -> ImportResult {
+        try session.finish(deletingMissingOf: entities)
+        if memory != nil, let version = writer.version, !session.deletedAny {
+            left.set(RememberedObjects(version: version.next, coercion: options.coercion, texts: mapper.earlierTexts, rows: session.rememberedRows))
+        }
         return session.result()
+    }
+
+    /// Keeps what this import remembered in the client, once its transaction has committed.
+    func keepRemembered() {
+        if let memory, let remembered = left.take() { memory.keep(remembered) }
     }
 
     static func notAList(_ found: String) -> String {
@@ -96,8 +132,9 @@ struct Importer: Sendable {
         }
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)
-        let session = ImportSession(importer: self, writer: writer, totalBytes: bytes.count)
-        var mapper = BatchMapper<TapeValue>(importer: self)
+        let remembered = remembered(in: writer)
+        let session = ImportSession(importer: self, writer: writer, totalBytes: bytes.count, rememberedRows: remembered?.rows)
+        var mapper = BatchMapper<TapeValue>(importer: self, earlierTexts: remembered?.texts)
         var sizes = BatchSizes(options.batchSize)
         var tape = JSONTape()
         var first = 0
@@ -116,14 +153,12 @@ struct Importer: Sendable {
             return mapped
         }
         guard let head = try next() else {
-            try session.finish(deletingMissingOf: [entityName])
-            return session.result()
+            return try finish(session, mapper, deletingMissingOf: [entityName], in: writer)
         }
         if last {
             var only = head
             try session.write(&only)
-            try session.finish(deletingMissingOf: [entityName])
-            return session.result()
+            return try finish(session, mapper, deletingMissingOf: [entityName], in: writer)
         }
         // Handed over, not kept: the closure must not hold the first batch for the whole import.
         var pending: MappedBatch? = consume head
@@ -134,8 +169,7 @@ struct Importer: Sendable {
             }
             while let batch = try next() { try emit(batch) }
         }, consume: session.write)
-        try session.finish(deletingMissingOf: [entityName])
-        return session.result()
+        return try finish(session, mapper, deletingMissingOf: [entityName], in: writer)
     }
 
     /// Streams the top-level array of a file through the import, one batch at a time: each
@@ -154,8 +188,10 @@ struct Importer: Sendable {
     private func runStream(_ stream: JSONStream, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)
-        let session = ImportSession(importer: self, writer: writer, totalBytes: options.progress == nil ? nil : stream.size)
-        var mapper = BatchMapper<TapeValue>(importer: self)
+        let remembered = remembered(in: writer)
+        let session = ImportSession(importer: self, writer: writer, totalBytes: options.progress == nil ? nil : stream.size,
+                                    rememberedRows: remembered?.rows)
+        var mapper = BatchMapper<TapeValue>(importer: self, earlierTexts: remembered?.texts)
         let batchSize = options.batchSize
         let deletesMissing = options.deleteMissing != nil
         try readAhead(produce: { emit in
@@ -207,8 +243,7 @@ struct Importer: Sendable {
             }
             if !tape.roots.isEmpty { try flush() }
         }, consume: session.write)
-        try session.finish(deletingMissingOf: [entityName])
-        return session.result()
+        return try finish(session, mapper, deletingMissingOf: [entityName], in: writer)
     }
 
     /// The sizes of the batches of an array read from bytes or a file: an eighth of

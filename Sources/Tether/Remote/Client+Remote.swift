@@ -278,9 +278,9 @@ extension Client {
             if let objects { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
             fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
         }
-        let importer = try Importer(client: self, options: options)
+        let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
-        let result = try await writeImport(entity, { writer in
+        let result = try await writeImport(entity, importer: importer, { writer in
             let result = try importer.run([(entity, JSON.array(pages.items))], in: writer)
             return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages,
                                isComplete: pages.isComplete)
@@ -320,9 +320,9 @@ extension Client {
             fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
         }
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
-        let importer = try Importer(client: self, options: options)
+        let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
-        let result = try await writeImport(declared.destination, { writer in
+        let result = try await writeImport(declared.destination, importer: importer, { writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }

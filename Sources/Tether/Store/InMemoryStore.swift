@@ -34,7 +34,10 @@ public final class InMemoryStore: Store {
     /// each relationship that still joins the same entities with the same kind of sides (to-one or
     /// to-many); a relationship whose kind changed starts without links.
     public func prepare(for schema: Schema) throws {
-        state.withLock { state in state.prepare(schema) }
+        state.withLock { state in
+            state.prepare(schema)
+            state.commits &+= 1
+        }
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
@@ -47,6 +50,7 @@ public final class InMemoryStore: Store {
             try writeLock.withLock { _ in
                 let transaction = Transaction(state.withLock { $0 })
                 let result = try body(transaction)
+                transaction.state.commits &+= 1
                 state.withLock { $0 = transaction.state }
                 return (result, transaction.changes)
             }
@@ -412,6 +416,8 @@ extension InMemoryStore {
     /// Everything stored. Mutated in place (never through a local copy, which would copy whole tables).
     struct State: Sendable {
         var prepared = false
+        /// Write transactions committed and preparations (``StoreWriter/version``).
+        var commits: UInt64 = 0
         var entities: [String: EntityInfo] = [:]
         var tables: [Table] = []
         var links: [Links] = []
@@ -464,8 +470,12 @@ extension InMemoryStore {
     final class Transaction: StoreWriter {
         var state: State
         var changes = ChangeSet()
+        let version: StoreVersion?
 
-        init(_ state: State) { self.state = state }
+        init(_ state: State) {
+            self.state = state
+            version = StoreVersion(commits: state.commits)
+        }
 
         private func info(_ entity: String) throws -> EntityInfo {
             guard state.prepared else { throw StoreError(.notPrepared, "the store was not prepared with a schema") }

@@ -102,9 +102,45 @@ public protocol StoreWriter: StoreReader {
     /// persists with it, and ``delete(_:)`` removes it. The default implementation throws
     /// ``StoreError/Kind/unsupported``.
     func setRemoteRecord(_ record: Data?, of id: ObjectID) throws
+    /// The committed state this write transaction began from, or nil when the store cannot tell
+    /// (the default). An import remembers the nested objects it stored (a repository's owner, an
+    /// issue's labels) for the next import on the same client, which skips the unchanged ones
+    /// without reading them; it trusts them only when that import's transaction begins from
+    /// exactly the state the remembering one committed, ``StoreVersion/next``.
+    var version: StoreVersion? { get }
+}
+
+/// Names a committed state of a store (``StoreWriter/version``): equal versions mean that no
+/// transaction committed in between, by this process or any other.
+///
+/// A store that reports versions counts its committed write transactions in ``commits`` (every
+/// one, even one that changed nothing, and every other change to its contents, such as a schema
+/// migration), so that a transaction that began from version `v` leaves the store at `v.next`.
+/// A store whose storage others may change too (another process writing the same file) reports
+/// in ``external`` a number that changes whenever they commit.
+public struct StoreVersion: Hashable, Sendable, CustomStringConvertible {
+    /// The write transactions this store has committed (and other changes it made).
+    public var commits: UInt64
+    /// Changes by other writers of the same storage; 0 when nothing else writes it.
+    public var external: UInt64
+
+    /// A version of `commits` write transactions, and `external` for what other writers did.
+    public init(commits: UInt64, external: UInt64 = 0) {
+        self.commits = commits
+        self.external = external
+    }
+
+    /// The version once a transaction that began from this one has committed, when nothing else
+    /// committed in between.
+    public var next: StoreVersion { StoreVersion(commits: commits &+ 1, external: external) }
+
+    /// `commits.external`.
+    public var description: String { "\(commits).\(external)" }
 }
 
 extension StoreWriter {
+    public var version: StoreVersion? { nil }
+
     public func setRemoteRecord(_ record: Data?, of id: ObjectID) throws {
         throw StoreError(.unsupported, entity: id.entity, "this store keeps no remote records (setRemoteRecord(_:of:)) for \(id)")
     }
