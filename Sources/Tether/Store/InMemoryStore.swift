@@ -11,10 +11,11 @@ import Synchronization
 /// Swift's cooperative pool.
 ///
 /// Layout: each entity is a table of rows by position (attribute values in schema order), kept in
-/// chunks of 256 rows, with row ids counted per entity from 1; each relationship keeps its links
-/// by row id in chunks of 256 objects too. A transaction's first change to a chunk copies that
-/// chunk only, so changing one object of a large table, or one object's links, costs a chunk,
-/// not the table, and an import appends rows without building a dictionary per object.
+/// chunks of 64 rows (in groups of 64 chunks), with row ids counted per entity from 1; each
+/// relationship keeps its links by row id in chunks of 64 objects too. A transaction's first
+/// change to a chunk copies that chunk and its group only, so changing one object of a large
+/// table, or one object's links, costs a chunk, not the table, and an import appends rows
+/// without building a dictionary per object.
 public final class InMemoryStore: Store {
     private let state = Mutex(State())
     /// Serialises writers; held for the whole transaction, separately from `state`, so that
@@ -77,7 +78,7 @@ extension InMemoryStore {
     /// values each (nil: unset), in chunks of ``chunkRows`` rows. A deleted row stays as a
     /// hole, so row ids are never reused.
     struct Table: Sendable {
-        static let chunkRows = 256
+        static let chunkRows = 64
 
         struct Chunk: Sendable {
             var values: [Value?] = []
@@ -88,7 +89,7 @@ extension InMemoryStore {
         var positions: [String: Int] = [:]
         /// The positions of the identity attributes.
         var identity: [Int] = []
-        var chunks: [Chunk] = []
+        var chunks = ChunkList<Chunk>()
         /// Rows ever inserted: the row ids in use are within 1...rowCount.
         var rowCount = 0
         var liveCount = 0
@@ -133,7 +134,8 @@ extension InMemoryStore {
         @inline(__always)
         mutating func set(_ rowID: Int64, _ position: Int, _ value: Value?) {
             let r = Int(rowID - 1)
-            chunks[r / Self.chunkRows].values[(r % Self.chunkRows) * width + position] = value
+            let index = (r % Self.chunkRows) * width + position
+            chunks.update(r / Self.chunkRows) { $0.values[index] = value }
         }
 
         /// The set values of a row that exists, by name.
@@ -174,8 +176,10 @@ extension InMemoryStore {
                 chunk.alive.reserveCapacity(Self.chunkRows)
                 chunks.append(chunk)
             }
-            chunks[chunks.count - 1].values.append(contentsOf: row)
-            chunks[chunks.count - 1].alive.append(true)
+            chunks.update(chunks.count - 1) { chunk in
+                chunk.values.append(contentsOf: row)
+                chunk.alive.append(true)
+            }
             rowCount += 1
             liveCount += 1
             return Int64(rowCount)
@@ -186,14 +190,14 @@ extension InMemoryStore {
             for position in 0..<width { set(rowID, position, nil) }
             if !remoteRecords.isEmpty { remoteRecords[rowID] = nil }
             let r = Int(rowID - 1)
-            chunks[r / Self.chunkRows].alive[r % Self.chunkRows] = false
+            chunks.update(r / Self.chunkRows) { $0.alive[r % Self.chunkRows] = false }
             liveCount -= 1
         }
 
         /// Calls `body` with the row id of every row, in row id order.
         func forEachRow(_ body: (Int64) throws -> Void) rethrows {
-            for (c, chunk) in chunks.enumerated() {
-                for (i, alive) in chunk.alive.enumerated() where alive { try body(Int64(c * Self.chunkRows + i + 1)) }
+            for c in 0..<chunks.count {
+                for (i, alive) in chunks[c].alive.enumerated() where alive { try body(Int64(c * Self.chunkRows + i + 1)) }
             }
         }
 
@@ -217,14 +221,45 @@ extension InMemoryStore {
         }
     }
 
+    /// Chunks in groups of ``groupSize``, so that a transaction's first change to a chunk copies
+    /// the chunk, its group and the list of groups (one entry per 4,096 rows of 64-row chunks),
+    /// not a list of every chunk: what a write copies hardly grows with the table.
+    struct ChunkList<Chunk: Sendable>: Sendable {
+        static var groupSize: Int { 64 }
+        private var groups: [[Chunk]] = []
+        private(set) var count = 0
+
+        init() {}
+
+        subscript(index: Int) -> Chunk {
+            // Yielded in place, as an array's element is: reading a value copies no chunk.
+            _read { yield groups[index / Self.groupSize][index % Self.groupSize] }
+        }
+
+        /// Changes chunk `index` in place.
+        mutating func update<R>(_ index: Int, _ body: (inout Chunk) throws -> R) rethrows -> R {
+            try body(&groups[index / Self.groupSize][index % Self.groupSize])
+        }
+
+        mutating func append(_ chunk: Chunk) {
+            if count % Self.groupSize == 0 {
+                var group: [Chunk] = []
+                group.reserveCapacity(Self.groupSize)
+                groups.append(group)
+            }
+            groups[groups.count - 1].append(chunk)
+            count += 1
+        }
+    }
+
     /// One side of a relationship's links, by the row ids of that side's entity.
     /// Values by row id (row `r` at index `r - 1`), in chunks of ``chunkRows`` rows, `empty` past
-    /// the last chunk. A transaction's first change to a chunk copies that chunk only (and the
-    /// list of chunks), not every row's value: a write costs what it changes, not what the store
-    /// holds.
+    /// the last chunk. A transaction's first change to a chunk copies that chunk only (and its
+    /// group, ``ChunkList``), not every row's value: a write costs what it changes, not what the
+    /// store holds.
     struct ChunkedColumn<Element: Sendable>: Sendable {
-        static var chunkRows: Int { 256 }
-        private var chunks: [[Element]] = []
+        static var chunkRows: Int { 64 }
+        private var chunks = ChunkList<[Element]>()
         let empty: Element
 
         init(empty: Element) { self.empty = empty }
@@ -241,7 +276,7 @@ extension InMemoryStore {
         mutating func update(_ row: Int64, _ body: (inout Element) -> Void) {
             let i = Int(row - 1)
             while chunks.count <= i / Self.chunkRows { chunks.append(Array(repeating: empty, count: Self.chunkRows)) }
-            body(&chunks[i / Self.chunkRows][i % Self.chunkRows])
+            chunks.update(i / Self.chunkRows) { body(&$0[i % Self.chunkRows]) }
         }
     }
 
