@@ -11,6 +11,8 @@ import PackageDescription
 //   Sources/TetherTesting     test doubles users need too: stub and replay transports, store conformance suite
 //   Strategies/<Name>         one module per mapping strategy, each depending only on the core
 //   Examples/<Name>           runnable programs
+//   Tests/<Module>Tests       one Swift Testing target per module; Tests/TestSupport holds the
+//                             helpers they share (not a product)
 //
 // The package has no package dependencies.
 
@@ -89,11 +91,13 @@ let package = Package(
         ),
 
         // Tests: one Swift Testing target per module
-        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "SQLiteCrashHelper"]),
+        // Helpers the test targets share (child processes, a seeded generator); not a product.
+        .target(name: "TetherTestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting", "TetherTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "TetherTestSupport", "SQLiteCrashHelper"]),
         // The child process the SQLite durability tests kill (not a product).
         .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite"], path: "Tests/SQLiteCrashHelper"),
-        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting", "TetherRails"], exclude: ["Fixtures"]),
+        .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting", "TetherRails", "TetherTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting", "TetherSQLite"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherRails", "TetherTesting"]),

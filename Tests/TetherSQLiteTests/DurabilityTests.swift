@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tether
 import TetherSQLite
+import TetherTestSupport
 
 /// Kills an importing child process (the `SQLiteCrashHelper` executable target, built with the
 /// tests and found next to the test bundle) with SIGKILL at random points of its transaction; the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tether
 import TetherSQLite
+import TetherTestSupport
 
 /// Labels shared by hundreds of issues (past the 128 partners at which the in-memory store keeps a
 /// to-many side in segments): both stores hold the same issues for each label, in the same order,

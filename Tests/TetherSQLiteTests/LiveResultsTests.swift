@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Tether
 import TetherSQLite
+import TetherTestSupport
 
 /// Observed queries, objects and relationships (Docs/Live-Results.md) on both stores.
 @Suite struct LiveResultsTests {
@@ -338,18 +339,5 @@ final class StreamCountingStore: Store {
             open.value.withLock { $0 -= 1 }
         }
         return stream
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failing run can be repeated.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

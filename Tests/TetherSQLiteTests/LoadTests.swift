@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Tether
 import TetherSQLite
+import TetherTestSupport
 
 /// Issue 18, load: eight overlapping imports of the same identities into one SQLite file, from
 /// eight stores (clients) in this process and from eight processes, while a reader of its own reads

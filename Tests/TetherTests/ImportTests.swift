@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 /// The import engine's rules, one test each.
 @Suite struct ImportTests {
@@ -539,7 +540,7 @@ import Testing
     /// give the same objects and links.
     @Test(arguments: 0..<6 as Range<UInt64>)
     func batchedImportsOfRepeatsMatchTreeImports(seed: UInt64) async throws {
-        var random = SplitMix64(state: seed)
+        var random = SeededRandom(seed: seed)
         let batched = try makeClient(options: ImportOptions(batchSize: Int.random(in: 2...16, using: &random)))
         let tree = try makeClient()
         for round in 0..<3 {

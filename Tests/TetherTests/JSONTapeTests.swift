@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 /// What the tape makes of `bytes`: the materialised root, or the error.
 private func tapeResult(_ bytes: [UInt8]) -> Result<JSON, JSONParseError> {
@@ -135,7 +136,7 @@ struct JSONTapeTests {
 
     /// Generated documents, and every prefix and one-byte corruption of a few of them.
     @Test func generatedDocuments() {
-        var rng = SplitMix64(state: 42)
+        var rng = SeededRandom(seed: 42)
         func value(_ depth: Int) -> String {
             switch Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &rng) {
             case 0: return "null"

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 
 private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: entity, rowID: row) }
@@ -86,7 +87,7 @@ private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: e
     }
 
     @Test func setAlgebraMatchesSet() {
-        var rng = SplitMix64(state: 7)
+        var rng = SeededRandom(seed: 7)
         for _ in 0..<50 {
             func randomIDs() -> [ObjectID] {
                 (0..<Int.random(in: 0...60, using: &rng)).map { _ in
@@ -116,7 +117,7 @@ private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: e
     }
 
     @Test func randomOperationsMatchSet() {
-        var rng = SplitMix64(state: 42)
+        var rng = SeededRandom(seed: 42)
         var set = ObjectIDSet()
         var reference = Set<ObjectID>()
         for step in 0..<40_000 {
@@ -141,7 +142,7 @@ private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: e
 
     @Test func manyRunsInRandomOrderMergeBack() {
         // Every other row id in random order (many runs, many chunks), then the gaps.
-        var rng = SplitMix64(state: 1)
+        var rng = SeededRandom(seed: 1)
         var set = ObjectIDSet()
         for row in stride(from: Int64(0), to: 100_000, by: 2).shuffled(using: &rng) { set.insert(id("Repository", row)) }
         #expect(set.runCount == 50_000)
@@ -208,7 +209,7 @@ private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: e
     }
 
     @Test func randomAppendsMatchArray() {
-        var rng = SplitMix64(state: 3)
+        var rng = SeededRandom(seed: 3)
         var list = ObjectIDList()
         var reference: [ObjectID] = []
         var next: [String: Int64] = ["Owner": 1, "Repository": 1]
@@ -234,7 +235,7 @@ private func id(_ entity: String, _ row: Int64) -> ObjectID { ObjectID(entity: e
 
 @Suite struct RowStatusMapTests {
     @Test func randomUpdatesMatchADictionary() {
-        var rng = SplitMix64(state: 11)
+        var rng = SeededRandom(seed: 11)
         var map = RowStatusMap()
         var reference: [Int64: UInt8] = [:]
         let values: [UInt8?] = [0, 1, 2, 0x80, 0x81, 0x82, nil]

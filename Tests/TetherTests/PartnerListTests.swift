@@ -1,5 +1,6 @@
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 /// `InMemoryStore.PartnerList` (the partners of one object on a to-many side, in segments past
 /// 128) holds exactly what a plain array would, in the same order, through random appends,
@@ -8,7 +9,7 @@ import Testing
 @Suite struct PartnerListTests {
     @Test(arguments: [1, 2, 3])
     func matchesAnArrayThroughRandomChanges(_ seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SeededRandom(seed: seed)
         var list = InMemoryStore.PartnerList()
         var model: [Int64] = []
         var next: Int64 = 1

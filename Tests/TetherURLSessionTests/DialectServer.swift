@@ -5,6 +5,7 @@ import FoundationNetworking
 import Tether
 import TetherTesting
 import TetherURLSession
+import TetherTestSupport
 
 /// The unfamiliar REST server of `Fixtures/dialect_server.py` (other envelopes and pagination
 /// styles, ETags, strict PATCH and PUT, trailing-slash redirects, empty answers), started on

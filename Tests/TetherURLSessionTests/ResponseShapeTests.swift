@@ -3,6 +3,7 @@ import Testing
 import Tether
 import TetherTesting
 import TetherURLSession
+import TetherTestSupport
 
 /// Where the objects are in a response (issue 20's response mapping), against a small real HTTP
 /// server the test starts on 127.0.0.1 (Python's http.server serving JSON files).

@@ -1,6 +1,7 @@
 import Foundation
 import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// camelCase model names <-> snake_case JSON keys; `Repository` -> `repositories`.
 struct SnakeCaseNaming: NamingStrategy {

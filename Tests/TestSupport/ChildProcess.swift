@@ -14,17 +14,17 @@ import Darwin
 /// and the more files it has open, the likelier it is. The child starts with no signal blocked
 /// (Foundation's threads block some, and a child inherits the mask), default signal handlers,
 /// and, where the C library has it, no file descriptor of this process but 0, 1 and 2.
-final class ChildProcess: Sendable {
-    enum Termination: Equatable, Sendable {
+package final class ChildProcess: Sendable {
+    package enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signalled(Int32)
     }
 
-    let pid: pid_t
+    package let pid: pid_t
     /// The raw wait status, once the child is reaped.
     private let status = Mutex<Int32?>(nil)
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    package init(_ executable: String, _ arguments: [String]) throws {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
 
@@ -72,7 +72,7 @@ final class ChildProcess: Sendable {
     #endif
 
     /// How the child ended, or nil while it runs (reaping it once it has ended).
-    var termination: Termination? {
+    package var termination: Termination? {
         status.withLock { status in
             if status == nil {
                 var raw: Int32 = 0
@@ -86,16 +86,16 @@ final class ChildProcess: Sendable {
         }
     }
 
-    var isRunning: Bool { termination == nil }
+    package var isRunning: Bool { termination == nil }
 
-    func kill(_ signal: Int32 = SIGKILL) {
+    package func kill(_ signal: Int32 = SIGKILL) {
         if isRunning { sendSignal(signal, to: pid) }
     }
 
     /// Waits (polling, without holding a thread) until the child ends or `timeout` passes; kills
     /// it then. Returns how it ended.
     @discardableResult
-    func wait(timeout: Duration) async throws -> Termination {
+    package func wait(timeout: Duration) async throws -> Termination {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let termination { return termination }
