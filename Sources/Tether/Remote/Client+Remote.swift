@@ -64,8 +64,7 @@ extension Client {
             do {
                 return try await sendOnce(request, entity: entity, attempt: attempt)
             } catch let error as HTTPError {
-                let answer = TransportResponse(status: error.status, headers: error.headers, body: Data())
-                guard let wait = remote.retries.delay(before: attempt, method: request.method, response: answer, error: nil) else {
+                guard let wait = remote.retries.delay(before: attempt, method: request.method, after: error) else {
                     if error.status >= 400 { reportFailure(of: request, entity: entity, status: error.status, error) }
                     throw error
                 }
@@ -73,7 +72,7 @@ extension Client {
                                               delay: wait, status: error.status, reason: "status \(error.status)")))
                 try await Task.sleep(for: wait)
             } catch let error as TransportError {
-                guard let wait = remote.retries.delay(before: attempt, method: request.method, response: nil, error: error) else {
+                guard let wait = remote.retries.delay(before: attempt, method: request.method, after: error) else {
                     reportFailure(of: request, entity: entity, status: nil, error)
                     throw error
                 }

@@ -48,21 +48,29 @@ public struct RetryPolicy: Sendable, Hashable {
     /// No retry.
     public static let none = RetryPolicy(maxRetries: 0)
 
-    /// How long to wait before retry number `retry` (1-based) of a request answered `response`
-    /// (nil: no answer); nil when it is not retried.
-    func delay(before retry: Int, method: HTTPMethod, response: TransportResponse?, error: TransportError?, now: Date = Date()) -> Duration? {
-        guard retry <= maxRetries, methods.contains(method) else { return nil }
-        if let response {
-            guard statuses.contains(response.status) else { return nil }
-            if let header = response.headers["Retry-After"] {
-                guard let wait = Self.retryAfter(header, now: now) else { return nil }
-                return wait <= maxDelay ? wait : nil
-            }
-        } else {
-            guard retriesLostConnections, error?.kind == .connectionLost else { return nil }
+    /// How long to wait before retry number `retry` (1-based) of a request of `method` (as the
+    /// caller sent it, before the hooks) the server answered with `error`; nil when it is not
+    /// retried.
+    func delay(before retry: Int, method: HTTPMethod, after error: HTTPError, now: Date = Date()) -> Duration? {
+        guard retry <= maxRetries, methods.contains(method), statuses.contains(error.status) else { return nil }
+        if let header = error.headers["Retry-After"] {
+            guard let wait = Self.retryAfter(header, now: now) else { return nil }
+            return wait <= maxDelay ? wait : nil
         }
-        let backoff = baseDelay * (1 << min(retry - 1, 20))
-        return min(backoff, maxDelay)
+        return backoff(before: retry)
+    }
+
+    /// How long to wait before retry number `retry` (1-based) of a request of `method` that got
+    /// no answer (`error`); nil when it is not retried.
+    func delay(before retry: Int, method: HTTPMethod, after error: TransportError) -> Duration? {
+        guard retry <= maxRetries, methods.contains(method), retriesLostConnections, error.kind == .connectionLost else { return nil }
+        return backoff(before: retry)
+    }
+
+    /// The wait without a `Retry-After`: ``baseDelay``, twice as long for each next retry, at
+    /// most ``maxDelay``.
+    private func backoff(before retry: Int) -> Duration {
+        min(baseDelay * (1 << min(retry - 1, 20)), maxDelay)
     }
 
     /// The wait a `Retry-After` value asks for (seconds, or an HTTP date, from `now`); nil when it
