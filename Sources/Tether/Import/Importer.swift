@@ -44,7 +44,7 @@ struct Importer: Sendable {
     /// one committed, and leaves its own: its `run` must be the first write of its transaction,
     /// and the caller calls ``keepRemembered()`` once the transaction has committed.
     init(client: Client, options: ImportOptions, remembering: Bool = false) throws {
-        let remembers = remembering && RememberedObjects.apply(to: options)
+        let remembers = remembering && RememberedObjects.allowed(by: options)
         memory = remembers ? client.importMemory : nil
         carried = remembers ? client.importMemory.current : nil
         schema = client.schema

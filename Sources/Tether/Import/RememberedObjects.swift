@@ -41,7 +41,7 @@ struct RememberedObjects: Sendable {
     }
 
     /// Whether an import with `options` leaves objects remembered (and may take them).
-    static func apply(to options: ImportOptions) -> Bool {
+    static func allowed(by options: ImportOptions) -> Bool {
         options.insert && options.update && options.insertRelationships && options.updateRelationships && options.tombstones.isEmpty
     }
 }
