@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 /// What an import remembers for the next import on the same client (`RememberedObjects`): the
 /// nested objects it stored, taken as stored while nothing else has committed since, and
@@ -153,6 +154,72 @@ import Testing
             #expect(try await login(first) == .string("a"))
             _ = try await second.import(Self.page(["c"]), as: "Repository")
             #expect(try await login(second) == .string("c"))
+        }
+    }
+
+    /// Random imports, writes, deletes, other clients' imports and failed imports: a client that
+    /// remembers between imports leaves the store as a fresh client per import leaves another.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func rememberingChangesNothingThatIsStored(seed: UInt64) async throws {
+        var random = SeededRandom(seed: seed)
+        let remembering = InMemoryStore(), fresh = InMemoryStore()
+        let client = try makeClient(remembering), other = try makeClient(remembering)
+        let logins = ["a", "b", "c"]
+        func page() -> Data {
+            let first = Int.random(in: 10...20, using: &random)
+            let items = (first..<(first + Int.random(in: 1...6, using: &random))).map { id in
+                let owner = Int.random(in: 1...4, using: &random)
+                return #"{"id": \#(id), "name": "n\#(Int.random(in: 0...2, using: &random))", "owner": {"id": \#(owner), "login": "\#(logins.randomElement(using: &random)!)"}}"#
+            }
+            return Data(("[" + items.joined(separator: ", ") + "]").utf8)
+        }
+        func state(_ store: some Store) async throws -> [String] {
+            try await store.read { reader in
+                let users = try reader.fetch(Query("User")).map { "user \($0["id"]!) \($0["login"].map { "\($0)" } ?? "-")" }
+                let repositories = try reader.fetch(Query("Repository")).map { repository in
+                    let owner = try reader.related("owner", of: repository.id).first.flatMap { try reader.object($0)?["id"] }
+                    return "repository \(repository["id"]!) \(repository["name"].map { "\($0)" } ?? "-") owner \(owner.map { "\($0)" } ?? "-")"
+                }
+                return (users + repositories).sorted()
+            }
+        }
+        func onBoth(_ body: @Sendable (any StoreWriter) throws -> Void) async throws {
+            try await remembering.write(body)
+            try await fresh.write(body)
+        }
+        for step in 0..<120 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5:
+                let data = page()
+                _ = try await client.import(data, as: "Repository")
+                _ = try await makeClient(fresh).import(data, as: "Repository")
+            case 5:
+                let data = page()
+                _ = try await other.import(data, as: "Repository")
+                _ = try await makeClient(fresh).import(data, as: "Repository")
+            case 6:
+                let user = Int64.random(in: 1...4, using: &random), login = logins.randomElement(using: &random)!
+                try await onBoth { writer in
+                    if let found = try writer.objects("User", identities: [IdentityKey(.int(user))]).values.first {
+                        try writer.update(found.id, setting: ["login": .string(login)], clearing: [])
+                    }
+                }
+            case 7:
+                let entity = Bool.random(using: &random) ? "User" : "Repository"
+                let id = Int64.random(in: entity == "User" ? 1...4 : 10...26, using: &random)
+                try await onBoth { writer in
+                    if let found = try writer.objects(entity, identities: [IdentityKey(.int(id))]).values.first { try writer.delete(found.id) }
+                }
+            case 8:
+                let failing = Data(#"[{"id": 10, "owner": {"id": 1, "login": "z"}}, {"name": "no id"}]"#.utf8)
+                let options = ImportOptions(policy: .fail, batchSize: 1)
+                await #expect(throws: ImportError.self) { try await client.import(failing, as: "Repository", options: options) }
+                await #expect(throws: ImportError.self) { try await makeClient(fresh).import(failing, as: "Repository", options: options) }
+            default:
+                try await onBoth { _ in }
+            }
+            let expected = try await state(fresh)
+            #expect(try await state(remembering) == expected, "step \(step)")
         }
     }
 
