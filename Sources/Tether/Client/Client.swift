@@ -50,7 +50,7 @@ public final class Client: Sendable {
     /// The mapping prepared for the import engine, once per client.
     let importPlans: ImportPlans
     /// The nested objects the last import remembered for the next (``RememberedObjects``).
-    let importMemory = ImportMemory()
+    let importMemory = RememberedSlot()
     /// The refreshes of remote-backed observations, by source.
     let refreshes = RemoteRefreshes()
     /// The validators of the one-page lists this client fetched, by URL.
@@ -136,15 +136,16 @@ public final class Client: Sendable {
     func writeImport<T: Sendable>(
         _ entity: String, bytes: Int? = nil, importer: Importer? = nil, _ body: @Sendable (any StoreWriter) throws -> T, result: (T) -> ImportResult
     ) async throws -> T {
-        guard events.isActive else {
+        /// The transaction; what the import remembered is kept once it has committed.
+        func write() async throws -> T {
             let value = try await store.write(body)
             importer?.keepRemembered()
             return value
         }
+        guard events.isActive else { return try await write() }
         let start = ContinuousClock.now
         do {
-            let value = try await store.write(body)
-            importer?.keepRemembered()
+            let value = try await write()
             events.emit(.imported(ImportEvent(entity: entity, result: result(value), duration: start.duration(to: .now), bytes: bytes)))
             return value
         } catch {

@@ -33,11 +33,11 @@ struct Importer: Sendable {
     let insertOrder: [Int]
     /// Where the client keeps the objects imports remember for the next (``RememberedObjects``);
     /// nil when this import neither takes nor leaves any.
-    let memory: ImportMemory?
+    let memory: RememberedSlot?
     /// What the client remembered when this import was made.
     private let carried: RememberedObjects?
     /// What this import leaves remembered, until its transaction has committed.
-    private let left = LeftRemembered()
+    private let left = RememberedSlot()
 
     /// An import of `client`'s mapping with `options`. With `remembering`, the import takes the
     /// objects the client's last import remembered, if its transaction begins from the state that
@@ -103,7 +103,7 @@ struct Importer: Sendable {
 
     /// Keeps what this import remembered in the client, once its transaction has committed.
     func keepRemembered() {
-        if let memory, let remembered = left.take() { memory.keep(remembered) }
+        if let memory, let remembered = left.take() { memory.set(remembered) }
     }
 
     static func notAList(_ found: String) -> String {

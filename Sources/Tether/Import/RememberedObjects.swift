@@ -46,29 +46,20 @@ struct RememberedObjects: Sendable {
     }
 }
 
-/// Where a client keeps what its last import remembered (``RememberedObjects``).
-final class ImportMemory: Sendable {
-    private let last = Mutex<RememberedObjects?>(nil)
-
-    init() {}
-
-    var current: RememberedObjects? { last.withLock { $0 } }
-
-    /// Keeps what a committed import remembered, in place of what an earlier one did. (Imports
-    /// that commit one after the other may keep theirs in either order: a stale entry is never
-    /// taken, its version being past.)
-    func keep(_ remembered: RememberedObjects) {
-        last.withLock { $0 = remembered }
-    }
-}
-
-/// What one import leaves remembered, until its transaction has committed: the client keeps it
-/// then (``Importer/keepRemembered()``), and drops it when the transaction fails.
-final class LeftRemembered: Sendable {
+/// Holds one ``RememberedObjects``: where a client keeps what its last committed import
+/// remembered (``Client``'s `importMemory`), and where an import keeps what it leaves until its
+/// transaction has committed (``Importer/keepRemembered()``).
+final class RememberedSlot: Sendable {
     private let value = Mutex<RememberedObjects?>(nil)
 
     init() {}
 
+    var current: RememberedObjects? { value.withLock { $0 } }
+
+    /// Replaces what the slot holds. (Imports that commit one after the other may keep theirs in
+    /// the client's slot in either order: a stale entry is never taken, its version being past.)
     func set(_ remembered: RememberedObjects?) { value.withLock { $0 = remembered } }
+
+    /// What the slot holds, leaving it empty.
     func take() -> RememberedObjects? { value.withLock { value in defer { value = nil }; return value } }
 }
