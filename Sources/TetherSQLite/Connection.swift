@@ -230,8 +230,9 @@ enum StatementKey: Hashable {
     case lookUp(table: String, columns: [String], size: Int)
     /// Inserting `size` links into a join table, from side a (or b).
     case insertLinks(table: String, sideA: Bool, size: Int)
-    /// Deleting `size` links of a join table, from side a (or b).
-    case deleteLinks(table: String, sideA: Bool, size: Int)
+    /// Deleting `size` links of a join table of `shape` (its pairs' columns in the order of the
+    /// key or index that holds them).
+    case deleteLinks(table: String, shape: JoinShape, size: Int)
     /// The last position among their links of `size` rows of a join table's other side.
     case lastPositions(table: String, sideA: Bool, size: Int)
     /// Setting a foreign-key column of `size` rows, each to its own value.

@@ -7,8 +7,10 @@ import Tether
 struct StoredLayout: Codable, Sendable, Equatable {
     static let metadataTable = "_tether_schema"
     /// 1: join tables indexed on `b`; 2: on `(b, b_pos)` and `(a, a_pos)`, so that a new link's
-    /// position is found without reading the target's other links.
-    static let currentFormat = 2
+    /// position is found without reading the target's other links; 3: each join table keyed by
+    /// the sides it keeps in order (``JoinShape``), two B-trees per link unless both sides are
+    /// ordered.
+    static let currentFormat = 3
 
     struct StoredAttribute: Codable, Sendable, Equatable {
         var name: String
@@ -45,6 +47,78 @@ struct StoredLayout: Codable, Sendable, Equatable {
     var format: Int = StoredLayout.currentFormat
     var entities: [StoredEntity] = []
     var linkSets: [StoredLinkSet] = []
+}
+
+/// How a join table (columns `a`, `b`, `a_pos`, `b_pos`) is keyed, from which of its sides keep
+/// their links in order (format 3). Each link is an entry in two B-trees unless both sides are
+/// ordered: one finds a side's links (in order, for an ordered side), the other the other side's
+/// and makes each pair unique. A side that is not ordered keeps position 0.
+enum JoinShape: Hashable {
+    /// Neither side ordered: primary key `(a, b)`, index `(b, a)`.
+    case unordered
+    /// Side a ordered: primary key `(a, a_pos)`, unique index `(b, a)`.
+    case aOrdered
+    /// Side b ordered: primary key `(b, b_pos)`, unique index `(a, b)`.
+    case bOrdered
+    /// Both ordered: primary key `(a, b)`, indexes `(a, a_pos)` and `(b, b_pos)` (format 2's).
+    case bothOrdered
+
+    init(aOrdered: Bool, bOrdered: Bool) {
+        switch (aOrdered, bOrdered) {
+        case (false, false): self = .unordered
+        case (true, false): self = .aOrdered
+        case (false, true): self = .bOrdered
+        case (true, true): self = .bothOrdered
+        }
+    }
+
+    init(_ set: StoredLayout.StoredLinkSet) {
+        self.init(aOrdered: set.a.kind == "orderedToMany", bOrdered: set.b.kind == "orderedToMany")
+    }
+
+    var aOrdered: Bool { self == .aOrdered || self == .bothOrdered }
+    var bOrdered: Bool { self == .bOrdered || self == .bothOrdered }
+
+    /// The statements that create the join table `table` in this shape.
+    func create(_ table: String) -> [String] {
+        [createTable(table)] + indexes(table)
+    }
+
+    /// The statements that rebuild the join table `table`, of any earlier shape or format, in
+    /// this one: its links kept, an ordered side's positions renumbered from 0 in their order
+    /// (ties, which no earlier format should hold, by the other side's row), an unordered side's
+    /// set to 0.
+    func rebuild(_ table: String) -> [String] {
+        let scratch = "_tether_rebuild_" + table
+        func position(_ ordered: Bool, _ own: String, _ other: String) -> String {
+            ordered ? "row_number() OVER (PARTITION BY \"\(own)\" ORDER BY \"\(own)_pos\", \"\(other)\") - 1" : "0"
+        }
+        return [createTable(scratch),
+                "INSERT INTO \(quote(scratch)) (\"a\", \"b\", \"a_pos\", \"b_pos\") SELECT \"a\", \"b\", \(position(aOrdered, "a", "b")), \(position(bOrdered, "b", "a")) FROM \(quote(table))",
+                "DROP TABLE \(quote(table))",
+                "ALTER TABLE \(quote(scratch)) RENAME TO \(quote(table))"]
+            + indexes(table)
+    }
+
+    private func createTable(_ table: String) -> String {
+        let key = switch self {
+        case .unordered, .bothOrdered: "\"a\", \"b\""
+        case .aOrdered: "\"a\", \"a_pos\""
+        case .bOrdered: "\"b\", \"b_pos\""
+        }
+        return "CREATE TABLE \(quote(table)) (\"a\" INTEGER NOT NULL, \"b\" INTEGER NOT NULL, \"a_pos\" INTEGER NOT NULL, \"b_pos\" INTEGER NOT NULL, PRIMARY KEY (\(key))) WITHOUT ROWID"
+    }
+
+    private func indexes(_ table: String) -> [String] {
+        let index = quote("_tether_join_" + table)
+        return switch self {
+        case .unordered: ["CREATE INDEX \(index) ON \(quote(table)) (\"b\", \"a\")"]
+        case .aOrdered: ["CREATE UNIQUE INDEX \(index) ON \(quote(table)) (\"b\", \"a\")"]
+        case .bOrdered: ["CREATE UNIQUE INDEX \(index) ON \(quote(table)) (\"a\", \"b\")"]
+        case .bothOrdered: ["CREATE INDEX \(index) ON \(quote(table)) (\"b\", \"b_pos\")",
+                            "CREATE INDEX \(quote("_tether_join_a_" + table)) ON \(quote(table)) (\"a\", \"a_pos\")"]
+        }
+    }
 }
 
 extension Relationship.Kind {
@@ -103,14 +177,11 @@ struct MigrationPlanner {
         if layout.format > StoredLayout.currentFormat {
             throw StoreError(.incompatibleSchema, "the database file uses format \(layout.format), newer than this version of Tether understands (\(StoredLayout.currentFormat))")
         }
-        if layout.format < 2 {
-            // Format 1 -> 2: the join tables' position indexes.
-            for set in layout.linkSets where set.storage == "joinTable" {
-                ddl.append("DROP INDEX IF EXISTS \(quote("_tether_join_" + set.table))")
-                ddl.append(contentsOf: Self.joinIndexes(set.table))
-            }
-            layout.format = 2
-        }
+        // Join tables keyed for the sides they order now: their shapes before the plan, and
+        // whether the file's format predates shapes (every join table is then rebuilt).
+        let upgrading = layout.format < 3
+        let shapesBefore = layout.linkSets.map { JoinShape($0) }
+        layout.format = StoredLayout.currentFormat
         // Entities and attributes.
         var present = Set<String>()
         for entity in schema.entities {
@@ -190,13 +261,13 @@ struct MigrationPlanner {
         for index in layout.linkSets.indices {
             layout.linkSets[index].retired = !live.contains(index)
         }
-    }
-
-    /// The indexes of a join table besides its primary key `(a, b)`: each side's links in order,
-    /// which also gives the last position of a side's links in one step.
-    static func joinIndexes(_ table: String) -> [String] {
-        ["CREATE INDEX \(quote("_tether_join_" + table)) ON \(quote(table)) (\"b\", \"b_pos\")",
-         "CREATE INDEX \(quote("_tether_join_a_" + table)) ON \(quote(table)) (\"a\", \"a_pos\")"]
+        // A join table whose shape changed (an ordered inverse was attached) or that an older
+        // format keyed otherwise is rebuilt in its shape, keeping its links and their order.
+        for (index, set) in layout.linkSets.enumerated() where set.storage == "joinTable" && index < shapesBefore.count {
+            if upgrading || shapesBefore[index] != JoinShape(set) {
+                ddl.append(contentsOf: JoinShape(set).rebuild(set.table))
+            }
+        }
     }
 
     /// Whether `stored` differs from the planned layout only by the format upgrade (its new
@@ -285,8 +356,7 @@ struct MigrationPlanner {
                 throw StoreError(.unsupported, entity: entity.name, member: relationship.name,
                                  "the join table '\(set.table)' of \(entity.name).\(relationship.name) collides with another table")
             }
-            ddl.append("CREATE TABLE \(quote(set.table)) (\"a\" INTEGER NOT NULL, \"b\" INTEGER NOT NULL, \"a_pos\" INTEGER NOT NULL, \"b_pos\" INTEGER NOT NULL, PRIMARY KEY (\"a\", \"b\")) WITHOUT ROWID")
-            ddl.append(contentsOf: Self.joinIndexes(set.table))
+            ddl.append(contentsOf: JoinShape(set).create(set.table))
         }
         layout.linkSets.append(set)
         return layout.linkSets.count - 1
@@ -308,8 +378,8 @@ struct Layout: Sendable {
     enum Storage: Sendable {
         /// A column (quoted) on side a's table (quoted) holding side b's rowid.
         case foreignKey(table: String, column: String)
-        /// A table (quoted) with columns a, b, a_pos, b_pos.
-        case joinTable(String)
+        /// A table (quoted) with columns a, b, a_pos, b_pos, keyed as its shape says.
+        case joinTable(String, JoinShape)
     }
 
     struct LinkInfo: Sendable {
@@ -357,7 +427,7 @@ struct Layout: Sendable {
         for set in stored.linkSets {
             let storage: Storage = set.storage == "foreignKey"
                 ? .foreignKey(table: quote(set.table), column: quote(set.a.relationship!))
-                : .joinTable(quote(set.table))
+                : .joinTable(quote(set.table), JoinShape(set))
             if set.retired {
                 retired[set.a.entity, default: []].append((storage, true, set.a.entity == set.b.entity))
                 if set.b.entity != set.a.entity { retired[set.b.entity, default: []].append((storage, false, true)) }

@@ -66,15 +66,19 @@ extension SQLiteTransaction {
         try requireStored(self.info(destination), Array(distinctTargets))
 
         // What is linked now (with positions, for a join table), and the difference.
-        let joinTable: String? = if case .joinTable(let table) = link.storage { table } else { nil }
+        let joinTable: (name: String, shape: JoinShape)? = if case .joinTable(let table, let shape) = link.storage { (table, shape) } else { nil }
+        // Whether the sources' side keeps its links in order (a kept link whose position changes
+        // moves), and whether the targets' side does (a new link goes last among its target's).
+        let ordered = joinTable.map { sideA ? $0.shape.aOrdered : $0.shape.bOrdered } ?? false
+        let targetsOrdered = joinTable.map { sideA ? $0.shape.bOrdered : $0.shape.aOrdered } ?? false
         var old: JoinLinks = [:]
         if let joinTable {
             // What the import has just read with `related(_:of:)`, if the table is unchanged since
             // (taken out: this batch writes the table).
-            if let read = joinReads.removeValue(forKey: joinTable), read.sideA == sideA, distinctSources.isSubset(of: read.rows) {
+            if let read = joinReads.removeValue(forKey: joinTable.name), read.sideA == sideA, distinctSources.isSubset(of: read.rows) {
                 old = read.links
             } else {
-                old = try joinLinks(joinTable, sideA: sideA, of: sources)
+                old = try joinLinks(joinTable.name, joinTable.shape, sideA: sideA, of: sources)
             }
         } else {
             for (source, linked) in try linked(link, sideA: sideA, of: sources) {
@@ -102,10 +106,10 @@ extension SQLiteTransaction {
             }
             for (index, target) in new.enumerated() {
                 if let (position, otherPosition) = kept[target] {
-                    if joinTable != nil && position != Int64(index) { moves.append((source, target, Int64(index), otherPosition)) }
+                    if ordered && position != Int64(index) { moves.append((source, target, Int64(index), otherPosition)) }
                     if targetToOne { markUpdated(ObjectID(entity: destination, rowID: target), otherName) }
                 } else {
-                    additions.append((source, target, Int64(index)))
+                    additions.append((source, target, ordered ? Int64(index) : 0))
                     markUpdated(ObjectID(entity: destination, rowID: target), otherName)
                 }
             }
@@ -125,16 +129,19 @@ extension SQLiteTransaction {
         }
 
         switch link.storage {
-        case .joinTable(let table):
-            try deleteLinks(table, sideA, removals + moves.map { ($0.source, $0.target) })
-            // New links go last among their target's links: after the largest position it has,
-            // which the (target, position) index finds without reading the others.
-            var next = try lastPositions(table, sideA, of: additions.map(\.target))
+        case .joinTable(let table, let shape):
+            try deleteLinks(table, shape, sideA, removals + moves.map { ($0.source, $0.target) })
+            // New links go last among an ordered target's links: after the largest position it
+            // has, which the table's key or index finds without reading the others.
+            var next = targetsOrdered ? try lastPositions(table, sideA, of: additions.map(\.target)) : [:]
             var rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)] = []
             rows.reserveCapacity(additions.count)
             for (source, target, position) in additions {
-                let position2 = next[target].map { $0 + 1 } ?? 0
-                next[target] = position2
+                var position2: Int64 = 0
+                if targetsOrdered {
+                    position2 = next[target].map { $0 + 1 } ?? 0
+                    next[target] = position2
+                }
                 rows.append((source, target, position, position2))
             }
             try insertLinks(table, sideA, rows + moves.map { ($0.source, $0.target, $0.position, $0.otherPosition) })
@@ -171,12 +178,15 @@ extension SQLiteTransaction {
         }
     }
 
-    /// The links of `rows` in a join table, from side a (or b), with their positions, in order.
-    func joinLinks(_ table: String, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
+    /// The links of `rows` in a join table, from side a (or b), with their positions: in order
+    /// for an ordered side, by the other side's row otherwise (the order of the table's key or
+    /// index either way).
+    func joinLinks(_ table: String, _ shape: JoinShape, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
         let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
+        let order = (sideA ? shape.aOrdered : shape.bOrdered) ? ownPosition : other
         var links: JoinLinks = [:]
         try chunked(rows) { chunk in
-            try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(table) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(ownPosition)",
+            try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(table) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(order)",
                                chunk.map { .int($0) }, context: "reading relationships") { row in
                 links[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
             }
@@ -184,9 +194,10 @@ extension SQLiteTransaction {
         return links
     }
 
-    /// The largest position each of `targets` (rows of the join table's other side) has among
-    /// its links (absent: it has none), a few dozen targets per statement, each found by the
-    /// (target, position) index without reading the target's other links.
+    /// The largest position each of `targets` (rows of the join table's other side, which is
+    /// ordered) has among its links (absent: it has none), a few dozen targets per statement, each
+    /// found by the table's key or its (target, position) index without reading the target's
+    /// other links.
     private func lastPositions(_ table: String, _ sideA: Bool, of targets: [Int64]) throws -> [Int64: Int64] {
         let (_, other, _, otherPosition) = joinColumns(sideA: sideA)
         var distinct = Set<Int64>(minimumCapacity: targets.count)
@@ -204,16 +215,19 @@ extension SQLiteTransaction {
     }
 
     /// Deletes links of a join table, a few dozen per statement.
-    private func deleteLinks(_ table: String, _ sideA: Bool, _ pairs: [(source: Int64, target: Int64)]) throws {
-        let (own, other, _, _) = joinColumns(sideA: sideA)
-        // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the primary key
-        // (`IN (VALUES …)` would scan the table). An unused pair is bound NULL and matches nothing.
-        try inStatements(of: pairs.count, { .deleteLinks(table: table, sideA: sideA, size: $0) }, "unlinking", { size in
-            "DELETE FROM \(table) WHERE (\(own), \(other)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
+    private func deleteLinks(_ table: String, _ shape: JoinShape, _ sideA: Bool, _ pairs: [(source: Int64, target: Int64)]) throws {
+        // `IN (SELECT … FROM (VALUES …))`: SQLite looks each pair up by the key or unique index
+        // that holds the pairs, whose columns come in its order (`IN (VALUES …)` would scan the
+        // table). An unused pair is bound NULL and matches nothing.
+        let (first, second) = shape == .aOrdered ? ("\"b\"", "\"a\"") : ("\"a\"", "\"b\"")
+        let sourceFirst = sideA == (shape != .aOrdered)
+        try inStatements(of: pairs.count, { .deleteLinks(table: table, shape: shape, size: $0) }, "unlinking", { size in
+            "DELETE FROM \(table) WHERE (\(first), \(second)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
                 + Array(repeating: "(?, ?)", count: size).joined(separator: ", ") + "))"
         }) { statement, slot, index in
-            try statement.bind(Int32(slot * 2 + 1), pairs[index].source)
-            try statement.bind(Int32(slot * 2 + 2), pairs[index].target)
+            let pair = sourceFirst ? (pairs[index].source, pairs[index].target) : (pairs[index].target, pairs[index].source)
+            try statement.bind(Int32(slot * 2 + 1), pair.0)
+            try statement.bind(Int32(slot * 2 + 2), pair.1)
         }
     }
 

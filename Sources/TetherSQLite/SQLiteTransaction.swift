@@ -396,8 +396,8 @@ public final class SQLiteTransaction: StoreWriter {
     /// The rows linked to each of `rows` through `link`, from side a (or b), in order.
     func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
         switch link.storage {
-        case .joinTable(let table):
-            return try joinLinks(table, sideA: sideA, of: rows).mapValues { $0.map(\.target) }
+        case .joinTable(let table, let shape):
+            return try joinLinks(table, shape, sideA: sideA, of: rows).mapValues { $0.map(\.target) }
         case .foreignKey(let table, let column):
             var result: [Int64: [Int64]] = [:]
             try chunked(rows) { chunk in
@@ -421,9 +421,9 @@ public final class SQLiteTransaction: StoreWriter {
             let other = sideA ? link.bEntity : link.aEntity
             var seen = Set<Int64>()
             let distinct = rows.filter { seen.insert($0).inserted }
-            if case .joinTable(let table) = link.storage {
+            if case .joinTable(let table, let shape) = link.storage {
                 // Read with positions; a write keeps them for the link batch that may follow.
-                let links = try joinLinks(table, sideA: sideA, of: distinct)
+                let links = try joinLinks(table, shape, sideA: sideA, of: distinct)
                 if isWritable { joinReads[table] = JoinRead(sideA: sideA, rows: Set(distinct), links: links) }
                 for (row, linked) in links {
                     result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
@@ -769,7 +769,7 @@ public final class SQLiteTransaction: StoreWriter {
             if !sideA {
                 try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", [.int(row)], context: "unlinking")
             }
-        case .joinTable(let table):
+        case .joinTable(let table, _):
             joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \(sideA ? "\"a\"" : "\"b\"") = ?", [.int(row)], context: "unlinking")
         }
@@ -779,13 +779,24 @@ public final class SQLiteTransaction: StoreWriter {
         switch link.storage {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?", [.int(bRow), .int(aRow)], context: "linking")
-        case .joinTable(let table):
+        case .joinTable(let table, let shape):
             joinReads[table] = nil
-            let aPos = aPosition.map { SQLValue.int($0) }
-            let bPos = bPosition.map { SQLValue.int($0) }
-            try connection.run(
-                "INSERT INTO \(table) (\"a\", \"b\", \"a_pos\", \"b_pos\") VALUES (?, ?, coalesce(?, (SELECT ifnull(max(\"a_pos\") + 1, 0) FROM \(table) WHERE \"a\" = ?)), coalesce(?, (SELECT ifnull(max(\"b_pos\") + 1, 0) FROM \(table) WHERE \"b\" = ?)))",
-                [.int(aRow), .int(bRow), aPos ?? .null, .int(aRow), bPos ?? .null, .int(bRow)], context: "linking")
+            // An ordered side's position: the one given, or after the side's last link; an
+            // unordered side's: 0.
+            var arguments: [SQLValue] = [.int(aRow), .int(bRow)]
+            func position(_ ordered: Bool, _ given: Int64?, _ side: String, _ row: Int64) -> String {
+                guard ordered else { return "0" }
+                if let given {
+                    arguments.append(.int(given))
+                    return "?"
+                }
+                arguments.append(.int(row))
+                return "(SELECT ifnull(max(\"\(side)_pos\") + 1, 0) FROM \(table) WHERE \"\(side)\" = ?)"
+            }
+            let aPos = position(shape.aOrdered, aPosition, "a", aRow)
+            let bPos = position(shape.bOrdered, bPosition, "b", bRow)
+            try connection.run("INSERT INTO \(table) (\"a\", \"b\", \"a_pos\", \"b_pos\") VALUES (?, ?, \(aPos), \(bPos))",
+                               arguments, context: "linking")
         }
     }
 
@@ -793,7 +804,7 @@ public final class SQLiteTransaction: StoreWriter {
         switch link.storage {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?", [.int(aRow), .int(bRow)], context: "unlinking")
-        case .joinTable(let table):
+        case .joinTable(let table, _):
             joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \"a\" = ? AND \"b\" = ?", [.int(aRow), .int(bRow)], context: "unlinking")
         }
@@ -839,20 +850,24 @@ public final class SQLiteTransaction: StoreWriter {
                 }
             }
         }
+        if case .joinTable(let table, let shape) = link.storage, sideA ? shape.aOrdered : shape.bOrdered {
+            // Kept links take their new positions before new links take theirs (the side's key
+            // may hold its positions): each one that moves goes to -1 - index first, then all of
+            // them to their index, so that no two links share a position in between.
+            let (own, other, position) = sideA ? ("\"a\"", "\"b\"", "\"a_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"")
+            for (index, target) in unique.enumerated() where oldSet.contains(target) {
+                try connection.run("UPDATE \(table) SET \(position) = ? WHERE \(own) = ? AND \(other) = ? AND \(position) <> ?",
+                                   [.int(-1 - Int64(index)), .int(id.rowID), .int(target), .int(Int64(index))], context: "ordering")
+            }
+            try connection.run("UPDATE \(table) SET \(position) = -1 - \(position) WHERE \(own) = ? AND \(position) < 0",
+                               [.int(id.rowID)], context: "ordering")
+        }
         for (position, target) in unique.enumerated() where !oldSet.contains(target) || targetToOne {
             if !oldSet.contains(target) {
                 let (a, b) = pair(id.rowID, target)
                 try self.link(link, a, b, aPosition: sideA ? Int64(position) : nil, bPosition: sideA ? nil : Int64(position))
             }
             markUpdated(ObjectID(entity: destination, rowID: target), otherSide(of: id.entity, relationship))
-        }
-        if case .joinTable(let table) = link.storage {
-            // Kept links take their new positions.
-            let (own, other, position) = sideA ? ("\"a\"", "\"b\"", "\"a_pos\"") : ("\"b\"", "\"a\"", "\"b_pos\"")
-            for (index, target) in unique.enumerated() where oldSet.contains(target) {
-                try connection.run("UPDATE \(table) SET \(position) = ? WHERE \(own) = ? AND \(other) = ? AND \(position) <> ?",
-                                   [.int(Int64(index)), .int(id.rowID), .int(target), .int(Int64(index))], context: "ordering")
-            }
         }
         markUpdated(id, relationship)
     }

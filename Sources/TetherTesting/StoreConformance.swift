@@ -242,6 +242,22 @@ public struct StoreConformance: Sendable {
             Attribute("id", .int64)
             Relationship.toMany("groups", "Group", inverse: "members")
         }
+        Entity("Course", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("students", "Student", inverse: "courses")
+        }
+        Entity("Student", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("courses", "Course", inverse: "students", ordered: true)
+        }
+        Entity("Deck", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("cards", "Card", inverse: "decks", ordered: true)
+        }
+        Entity("Card", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("decks", "Deck", inverse: "cards", ordered: true)
+        }
         Entity("Department", identity: "id") {
             Attribute("id", .int64)
             Relationship.toMany("employees", "Employee", inverse: "department", deleteRule: .cascade)

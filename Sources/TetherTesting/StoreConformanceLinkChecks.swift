@@ -13,6 +13,8 @@ extension Checks {
         ("pinned", "Author", "Post", true), ("starred", "Author", "Post", false),           // without inverse
         ("songs", "Playlist", "Song", false), ("playlist", "Song", "Playlist", true),       // ordered one-to-many
         ("members", "Group", "Member", false), ("groups", "Member", "Group", false),        // many-to-many
+        ("students", "Course", "Student", false), ("courses", "Student", "Course", false),  // many-to-many, ordered on Student
+        ("cards", "Deck", "Card", false), ("decks", "Card", "Deck", false),                 // many-to-many, ordered on both
     ]
 
     /// The relationships each entity is read through when graphs are compared.
@@ -21,6 +23,8 @@ extension Checks {
         "Author": [("posts", false), ("profile", true), ("pinned", true), ("starred", false)], "Profile": [("author", true)],
         "Playlist": [("songs", true)], "Song": [("playlist", true)],
         "Group": [("members", false)], "Member": [("groups", false)],
+        "Course": [("students", false)], "Student": [("courses", true)],
+        "Deck": [("cards", true)], "Card": [("decks", true)],
     ]
 
     func linkBatches() async throws {
@@ -28,7 +32,8 @@ extension Checks {
         let reference = InMemoryStore()
         try reference.prepare(for: StoreConformance.schema)
         // The same objects in both stores, told apart by their `id`.
-        let counts = ["Post": 12, "Tag": 5, "Author": 6, "Profile": 6, "Playlist": 4, "Song": 10, "Group": 4, "Member": 8]
+        let counts = ["Post": 12, "Tag": 5, "Author": 6, "Profile": 6, "Playlist": 4, "Song": 10, "Group": 4, "Member": 8,
+                      "Course": 4, "Student": 8, "Deck": 4, "Card": 8]
         var mine: [String: [ObjectID]] = [:]
         var theirs: [String: [ObjectID]] = [:]
         for (entity, count) in counts.sorted(by: { $0.key < $1.key }) {
@@ -37,7 +42,7 @@ extension Checks {
             theirs[entity] = try await reference.write { writer in try rows.map { try writer.insert(entity, values: $0).id } }
         }
         var random = LinkRandom(seed: 23)
-        for round in 0..<60 {
+        for round in 0..<80 {
             let (name, source, target, toOne) = Self.relationships[round % Self.relationships.count]
             // A few rows with shared targets; every third round repeats a source (written in row order).
             var rows: [(source: Int, targets: [Int])] = []

@@ -102,7 +102,7 @@ import TetherTesting
         }
         #expect(objects == [
             #""index" "_tether_fk_Post.author""#, #""index" "_tether_identity_Author""#, #""index" "_tether_identity_Post""#,
-            #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#, #""index" "_tether_join_a_Post.tags""#,
+            #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#,
             #""table" "Author""#, #""table" "Post""#, #""table" "Post.tags""#, #""table" "Tag""#,
             #""table" "_TetherPendingReference""#, #""table" "_tether_records""#, #""table" "_tether_schema""#,
         ])
@@ -228,6 +228,58 @@ import TetherTesting
         try store.prepare(for: v2)
         #expect(try await store.read { try $0.related("team", of: author) }.count == 1)
         #expect(try await store.read { try $0.object(author) }?["name"] == .string("Ada"))
+    }
+
+    /// A relationship without an inverse gains an ordered one: its join table is rebuilt keyed by
+    /// the new ordered side, each target's links in the order of their sources' rows, and both
+    /// sides read and write as before.
+    @Test func anOrderedInverseAddedLaterRebuildsTheJoinTable() async throws {
+        let directory = try TemporaryDirectory()
+        let v1 = try Schema {
+            Entity("Author", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toMany("favorites", "Post")
+            }
+            Entity("Post", identity: "id") { Attribute("id", .int64) }
+        }
+        let (authors, posts) = try await {
+            let store = try SQLiteStore(path: directory.path())
+            try store.prepare(for: v1)
+            return try await store.write { writer in
+                let authors = try (1...3).map { try writer.insert("Author", values: ["id": .int($0)]).id }
+                let posts = try (10...11).map { try writer.insert("Post", values: ["id": .int($0)]).id }
+                try writer.setRelated("favorites", of: authors[2], to: [posts[1], posts[0]])
+                try writer.setRelated("favorites", of: authors[0], to: [posts[0]])
+                try writer.setRelated("favorites", of: authors[1], to: [posts[0], posts[1]])
+                return (authors, posts)
+            }
+        }()
+        let v2 = try Schema {
+            Entity("Author", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toMany("favorites", "Post", inverse: "fans")
+            }
+            Entity("Post", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toMany("fans", "Author", inverse: "favorites", ordered: true)
+            }
+        }
+        let store = try SQLiteStore(path: directory.path())
+        try store.prepare(for: v2)
+        let table = try await store.readSQL { db in
+            try db.rows(#"SELECT sql FROM sqlite_master WHERE name = 'Author.favorites'"#).first?["sql"]
+        }
+        #expect(table == .string(#"CREATE TABLE "Author.favorites" ("a" INTEGER NOT NULL, "b" INTEGER NOT NULL, "a_pos" INTEGER NOT NULL, "b_pos" INTEGER NOT NULL, PRIMARY KEY ("b", "b_pos")) WITHOUT ROWID"#))
+        #expect(try await store.read { try $0.related("fans", of: [posts[0]]) } == [posts[0]: authors])
+        #expect(try await store.read { try $0.related("fans", of: [posts[1]]) } == [posts[1]: [authors[1], authors[2]]])
+        try await store.write { writer in
+            try writer.setRelated("fans", of: posts[0], to: [authors[2], authors[0]])
+            try writer.setRelated("favorites", of: authors[0], to: [posts[0], posts[1]])
+        }
+        let fans = try await store.read { try $0.related("fans", of: posts) }
+        #expect(fans == [posts[0]: [authors[2], authors[0]], posts[1]: [authors[1], authors[2], authors[0]]])
+        let favorites = try await store.read { try $0.related("favorites", of: authors) }
+        #expect(favorites.mapValues(Set.init) == [authors[0]: [posts[0], posts[1]], authors[1]: [posts[1]], authors[2]: [posts[1], posts[0]]])
     }
 
     @Test(arguments: ["type", "identity", "kind", "destination", "inverse"])
