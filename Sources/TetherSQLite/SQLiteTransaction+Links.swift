@@ -91,31 +91,56 @@ extension SQLiteTransaction {
         // Kept links whose position among the source's changes: deleted and inserted again
         // (batched like the others), keeping their place among the target's links.
         var moves: [(source: Int64, target: Int64, position: Int64, otherPosition: Int64)] = []
+        // Where a join table keyed by an ordered side finds each removed or moved link: that
+        // side's row and the link's position there (known from the read), one seek fewer than
+        // by its pair.
+        let keyedBy: (sideA: Bool, keyed: Bool) = switch joinTable?.shape {
+        case .aOrdered?: (true, true)
+        case .bOrdered?: (false, true)
+        default: (true, false)
+        }
+        var keyed: [(row: Int64, position: Int64)] = []
+        func key(_ source: Int64, _ target: Int64, _ position: Int64, _ otherPosition: Int64) -> (row: Int64, position: Int64) {
+            keyedBy.sideA == sideA ? (source, position) : (target, otherPosition)
+        }
         var changedSources: [Int64] = []
+        // The targets whose links change, each recorded in the change set once, in order.
+        var touched: [Int64] = []
+        var touchedSet = Set<Int64>()
         for (row, source) in sources.enumerated() {
             let new = targets[(row == 0 ? 0 : ends[row - 1])..<ends[row]]
             let before = old[source] ?? []
             if before.count == new.count && zip(before, new).allSatisfy({ $0.target == $1 }) { continue }
             changedSources.append(source)
+            // A few links each (the usual case) are searched in place; more are hashed.
+            let hashed = before.count > 16 || new.count > 16
             var kept: [Int64: (position: Int64, otherPosition: Int64)] = [:]
-            for (target, position, otherPosition) in before { kept[target] = (position, otherPosition) }
-            let stays = Set(new)
-            for (target, _, _) in before where !stays.contains(target) {
-                removals.append((source, target))
-                markUpdated(ObjectID(entity: destination, rowID: target), otherName)
+            var stays = Set<Int64>()
+            if hashed {
+                for (target, position, otherPosition) in before { kept[target] = (position, otherPosition) }
+                stays = Set(new)
+            }
+            for (target, position, otherPosition) in before where !(hashed ? stays.contains(target) : new.contains(target)) {
+                if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) } else { removals.append((source, target)) }
+                if touchedSet.insert(target).inserted { touched.append(target) }
             }
             for (index, target) in new.enumerated() {
-                if let (position, otherPosition) = kept[target] {
-                    if ordered && position != Int64(index) { moves.append((source, target, Int64(index), otherPosition)) }
-                    if targetToOne { markUpdated(ObjectID(entity: destination, rowID: target), otherName) }
+                let found = hashed ? kept[target] : before.first { $0.target == target }.map { ($0.position, $0.otherPosition) }
+                if let (position, otherPosition) = found {
+                    if ordered && position != Int64(index) {
+                        moves.append((source, target, Int64(index), otherPosition))
+                        if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) }
+                    }
+                    if targetToOne, touchedSet.insert(target).inserted { touched.append(target) }
                 } else {
                     additions.append((source, target, ordered ? Int64(index) : 0))
-                    markUpdated(ObjectID(entity: destination, rowID: target), otherName)
+                    if touchedSet.insert(target).inserted { touched.append(target) }
                 }
             }
             markUpdated(ObjectID(entity: batch.entity, rowID: source), batch.relationship)
         }
         guard !changedSources.isEmpty else { return }
+        for target in touched { markUpdated(ObjectID(entity: destination, rowID: target), otherName) }
 
         // A target that may have one partner leaves the one it had (which is no source here: two
         // rows naming one such target were written row by row above).
@@ -130,7 +155,8 @@ extension SQLiteTransaction {
 
         switch link.storage {
         case .joinTable(let table, let shape):
-            try deleteLinks(table, shape, sideA, removals + moves.map { ($0.source, $0.target) })
+            try deleteLinks(table, shape, sideA, removals + (keyedBy.keyed ? [] : moves.map { ($0.source, $0.target) }))
+            try deleteLinks(table, keyedBy.sideA, keyed)
             // New links go last among an ordered target's links: after the largest position it
             // has, which the table's key or index finds without reading the others.
             var next = targetsOrdered ? try lastPositions(table, sideA, of: additions.map(\.target)) : [:]
@@ -228,6 +254,19 @@ extension SQLiteTransaction {
             let pair = sourceFirst ? (pairs[index].source, pairs[index].target) : (pairs[index].target, pairs[index].source)
             try statement.bind(Int32(slot * 2 + 1), pair.0)
             try statement.bind(Int32(slot * 2 + 2), pair.1)
+        }
+    }
+
+    /// Deletes links of a join table keyed by an ordered side by that key (`a`, `a_pos` for side
+    /// a), a few dozen per statement.
+    private func deleteLinks(_ table: String, _ sideA: Bool, _ keys: [(row: Int64, position: Int64)]) throws {
+        let (own, _, ownPosition, _) = joinColumns(sideA: sideA)
+        try inStatements(of: keys.count, { .deleteKeyedLinks(table: table, sideA: sideA, size: $0) }, "unlinking", { size in
+            "DELETE FROM \(table) WHERE (\(own), \(ownPosition)) IN (SELECT \"column1\", \"column2\" FROM (VALUES "
+                + Array(repeating: "(?, ?)", count: size).joined(separator: ", ") + "))"
+        }) { statement, slot, index in
+            try statement.bind(Int32(slot * 2 + 1), keys[index].row)
+            try statement.bind(Int32(slot * 2 + 2), keys[index].position)
         }
     }
 
