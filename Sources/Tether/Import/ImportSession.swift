@@ -23,6 +23,10 @@ final class ImportSession {
     private var order = ObjectIDList()
     private var topLevel = ObjectIDList()
     private var diagnostics: [ImportDiagnostic] = []
+    /// Every relationship of every plan, at ``linkBase``[entity ordinal] + position: what
+    /// writing its links needs, worked out once per import.
+    private let links: [LinkPlan]
+    private let linkBase: [Int]
     /// By entity ordinal: the row ids of the objects the mapper remembers
     /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
     /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
@@ -69,6 +73,39 @@ final class ImportSession {
         self.lookedUpLinks = Array(repeating: [], count: importer.plans.count)
         self.rememberedRows = rememberedRows ?? Array(repeating: IdentityMap(), count: importer.plans.count)
         self.options = importer.options
+        var base: [Int] = []
+        var links: [LinkPlan] = []
+        for plan in importer.plans {
+            base.append(links.count)
+            for (position, mapping) in plan.mapping.relationships.enumerated() {
+                let relationship = mapping.relationship
+                let destination = plan.destinations[position]
+                let inverse = destination.flatMap { d in plan.inverses[position].map { (d, $0) } }
+                let toOneInverse = destination.flatMap { d in
+                    relationship.inverse.flatMap { importer.plans[d].mapping.relationship($0) }.flatMap { $0.relationship.isToMany ? nil : $0.name }
+                }
+                links.append(LinkPlan(
+                    entity: plan.name, name: relationship.name, inverse: inverse,
+                    inOrder: relationship.isOrdered || !relationship.isToMany,
+                    orphanedBy: relationship.isToMany ? toOneInverse : nil))
+            }
+        }
+        self.links = links
+        self.linkBase = base
+    }
+
+    /// What writing the links of one relationship needs.
+    private struct LinkPlan {
+        let entity: String
+        let name: String
+        /// The inverse, by destination ordinal and position (its flat index is found through
+        /// ``ImportSession/linkBase``).
+        let inverse: (entity: Int, position: Int)?
+        /// Whether its links compare in order (ordered or to-one), or as sets.
+        let inOrder: Bool
+        /// For a to-many relationship whose inverse is to-one, the inverse's name: children it no
+        /// longer lists may be orphans (``ImportOptions/deleteRelationships``).
+        let orphanedBy: String?
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -295,76 +332,82 @@ final class ImportSession {
         }
         guard !resolved.isEmpty else { return }
 
-        var sourcesByRelationship: [RelationshipKey: [ObjectID]] = [:]
+        // The current links of the sources the lookup did not read: one read per relationship.
+        var sourcesRead = [[ObjectID]](repeating: [], count: links.count)
         for (index, _, looked) in resolved where looked == nil {
             let slot = batch.links[index].slot
-            sourcesByRelationship[RelationshipKey(batch.slots[slot].entity, batch.links[index].position), default: []].append(batch.slots[slot].id!)
+            sourcesRead[linkBase[batch.slots[slot].entity] + batch.links[index].position].append(batch.slots[slot].id!)
         }
-        var current: [RelationshipKey: [ObjectID: [ObjectID]]] = [:]
-        for (key, sources) in sourcesByRelationship {
-            current[key] = try writer.related(plans[key.entity].mapping.relationships[key.position].name, of: sources)
+        var current = [[ObjectID: [ObjectID]]](repeating: [:], count: links.count)
+        for r in sourcesRead.indices where !sourcesRead[r].isEmpty {
+            current[r] = try writer.related(links[r].name, of: sourcesRead[r])
         }
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
-        var writes = LinkWrites()
+        var writes = LinkWrites(count: links.count)
         for (index, ids, looked) in resolved {
-            let (slot, position, destination) = (batch.links[index].slot, batch.links[index].position, batch.links[index].destination)
+            let slot = batch.links[index].slot
             let source = batch.slots[slot].id!
-            let plan = plans[batch.slots[slot].entity]
-            let relationship = plan.mapping.relationships[position].relationship
-            let key = RelationshipKey(plan.ordinal, position)
-            let inverseKey = plan.inverses[position].map { RelationshipKey(destination, $0) }
+            let r = linkBase[batch.slots[slot].entity] + batch.links[index].position
+            let inverse = links[r].inverse.map { linkBase[$0.entity] + $0.position }
             if let looked {
                 // A to-one link whose current target the lookup read (the inverse is not set in
                 // this batch, so nothing written since has changed it).
                 if ids.count <= 1 && ids.first == looked { continue }
-                try writes.add(key, inverse: inverseKey, plan.name, relationship.name, source, ids, writer)
+                try writes.add(r, inverse: inverse, links[r].entity, links[r].name, source, ids, writer)
                 batch.slots[slot].linksChanged = true
                 continue
             }
-            let before = current[RelationshipKey(plan.ordinal, position)]?[source] ?? []
-            let same = relationship.isOrdered || !relationship.isToMany ? before == ids : Set(before) == Set(ids) && before.count == ids.count
+            let before = current[r][source] ?? []
+            let same = links[r].inOrder ? before == ids : Self.sameSet(before, ids)
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
-            let inverseAlsoSet = plan.inverses[position].map { sourcesByRelationship[RelationshipKey(destination, $0)] != nil } ?? false
+            let inverseAlsoSet = inverse.map { !sourcesRead[$0].isEmpty } ?? false
             if same && !inverseAlsoSet { continue }
-            try writes.add(key, inverse: inverseKey, plan.name, relationship.name, source, ids, writer)
+            try writes.add(r, inverse: inverse, links[r].entity, links[r].name, source, ids, writer)
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
             // elsewhere in the payload), not only unlinked.
-            if options.deleteRelationships, !same, relationship.isToMany, !batch.links[index].byReference,
-                let inverse = relationship.inverse, let inverseRelationship = plans[destination].mapping.relationship(inverse),
-                !inverseRelationship.relationship.isToMany {
+            if options.deleteRelationships, !same, !batch.links[index].byReference, let inverseName = links[r].orphanedBy {
                 let kept = Set(ids)
-                for child in before where !kept.contains(child) { orphans.append((child, inverse)) }
+                for child in before where !kept.contains(child) { orphans.append((child, inverseName)) }
             }
         }
         try writes.flush(writer)
     }
 
-    /// Link changes gathered into one ``LinkBatch`` per relationship. Batches of different link
-    /// sets are independent; a relationship and its inverse are one link set, whose rows must be
-    /// written in order: a row of one side first writes what is pending on the other.
-    private struct LinkWrites {
-        private var batches: [RelationshipKey: LinkBatch] = [:]
-        private var order: [RelationshipKey] = []
+    /// Whether two lists of ids hold the same ids, in any order (a few are compared in place).
+    private static func sameSet(_ one: [ObjectID], _ two: [ObjectID]) -> Bool {
+        guard one.count == two.count else { return false }
+        if one.count <= 16 { return one.allSatisfy(two.contains) && two.allSatisfy(one.contains) }
+        return Set(one) == Set(two)
+    }
 
-        mutating func add(_ key: RelationshipKey, inverse: RelationshipKey?, _ entity: String, _ relationship: String,
+    /// Link changes gathered into one ``LinkBatch`` per relationship (by flat index, see
+    /// ``ImportSession/links``). Batches of different link sets are independent; a relationship
+    /// and its inverse are one link set, whose rows must be written in order: a row of one side
+    /// first writes what is pending on the other.
+    private struct LinkWrites {
+        private var batches: [LinkBatch?]
+        private var order: [Int] = []
+
+        init(count: Int) { batches = Array(repeating: nil, count: count) }
+
+        mutating func add(_ relationship: Int, inverse: Int?, _ entity: String, _ name: String,
                           _ source: ObjectID, _ targets: [ObjectID], _ writer: any StoreWriter) throws {
             if let inverse, let pending = batches[inverse], !pending.isEmpty {
                 try writer.setRelated(pending)
                 batches[inverse] = LinkBatch(entity: pending.entity, relationship: pending.relationship)
             }
-            if batches[key] == nil {
-                batches[key] = LinkBatch(entity: entity, relationship: relationship)
-                order.append(key)
+            if batches[relationship] == nil {
+                batches[relationship] = LinkBatch(entity: entity, relationship: name)
+                order.append(relationship)
             }
-            batches[key]!.append(source, to: targets)
+            batches[relationship]!.append(source, to: targets)
         }
 
         mutating func flush(_ writer: any StoreWriter) throws {
-            for key in order where !batches[key]!.isEmpty { try writer.setRelated(batches[key]!) }
-            batches = [:]
+            for relationship in order where !batches[relationship]!.isEmpty { try writer.setRelated(batches[relationship]!) }
             order = []
         }
     }
