@@ -33,8 +33,8 @@ final class ImportSession {
     private(set) var rememberedRows: [IdentityMap<Int64>]
 
     // For the batch being written.
-    /// The relationships (by source entity and position) with links in the batch.
-    private var pendingRelationships = Set<RelationshipKey>()
+    /// By relationship (flat index, see ``links``): whether it has links in the batch.
+    private var linksInBatch: [Bool] = []
     /// By entity ordinal: the positions of the relationships whose targets the lookup read
     /// (``MappedBatch/Slot/targets``).
     private var lookedUpLinks: [[Int]]
@@ -116,12 +116,10 @@ final class ImportSession {
         try Task.checkCancellation()
         swap(&batch, &mapped)
         defer { swap(&batch, &mapped) }
-        pendingRelationships.removeAll(keepingCapacity: true)
-        var last: RelationshipKey?
+        linksInBatch.removeAll(keepingCapacity: true)
+        linksInBatch.append(contentsOf: repeatElement(false, count: links.count))
         for link in batch.links where !link.superseded {
-            let key = RelationshipKey(batch.slots[link.slot].entity, link.position)
-            if key != last { pendingRelationships.insert(key) }  // links of one relationship tend to follow each other
-            last = key
+            linksInBatch[linkBase[batch.slots[link.slot].entity] + link.position] = true
         }
         isTopLevel.removeAll(keepingCapacity: true)
         isTopLevel.append(contentsOf: repeatElement(false, count: batch.slots.count))
@@ -152,7 +150,7 @@ final class ImportSession {
     private func resolve() throws {
         for plan in plans where !batch.lookups[plan.ordinal].isEmpty {
             let ordinal = plan.ordinal
-            lookedUpLinks[ordinal] = plan.lookupLinks.filter { pendingRelationships.contains(RelationshipKey(ordinal, $0)) }
+            lookedUpLinks[ordinal] = plan.lookupLinks.filter { linksInBatch[linkBase[ordinal] + $0] }
             var lookup = LookupBatch(entity: plan.name, attributes: plan.attributeNames,
                                      relationships: lookedUpLinks[ordinal].map { plan.mapping.relationships[$0].name }, sharing: batch.values)
             lookup.reserveCapacity(batch.lookups[ordinal].count)
@@ -276,7 +274,7 @@ final class ImportSession {
             let plan = plans[ordinal]
             let relationships = plan.toOne.filter { r in
                 guard let inverse = plan.inverses[r], let destination = plan.destinations[r] else { return true }
-                return !pendingRelationships.contains(RelationshipKey(destination, inverse))
+                return !linksInBatch[linkBase[destination] + inverse]
             }
             var insert = InsertBatch(entity: plan.name, attributes: plan.attributeNames,
                                      relationships: relationships.map { plan.mapping.relationships[$0].name }, sharing: batch.values)
@@ -317,13 +315,14 @@ final class ImportSession {
         var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
             // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
-            let source = batch.slots[batch.links[index].slot]
-            if source.id == nil || source.tombstone { continue }
-            let ids = batch.links[index].targets.compactMap { resolve($0, batch.links[index].destination) }
+            let slot = batch.links[index].slot
+            if batch.slots[slot].id == nil || batch.slots[slot].tombstone { continue }
+            let destination = batch.links[index].destination
+            let ids = batch.links[index].targets.compactMap { resolve($0, destination) }
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
             if batch.links[index].byReference && ids.count < batch.links[index].targets.count { pending.append(index) }
-            resolved.append((index, ids, lookedUpTarget(batch.links[index])))
+            resolved.append((index, ids, lookedUpTarget(slot: slot, position: batch.links[index].position)))
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
@@ -529,17 +528,17 @@ final class ImportSession {
     /// The current target (nil: none) of a link's source as the lookup read it, when it did and
     /// no link written since can have changed it: the source was stored, and the relationship's
     /// inverse has no links in the batch. Nil when the current target must be read.
-    private func lookedUpTarget(_ link: MappedBatch.PendingLink) -> ObjectID?? {
-        let entity = batch.slots[link.slot].entity
-        guard batch.slots[link.slot].changed != nil, let k = lookedUpLinks[entity].firstIndex(of: link.position),
-            k < batch.slots[link.slot].targets.count
+    private func lookedUpTarget(slot: Int, position: Int) -> ObjectID?? {
+        let entity = batch.slots[slot].entity
+        guard batch.slots[slot].changed != nil, let k = lookedUpLinks[entity].firstIndex(of: position),
+            k < batch.slots[slot].targets.count
         else {
             return nil
         }
-        if let inverse = plans[entity].inverses[link.position], pendingRelationships.contains(RelationshipKey(link.destination, inverse)) {
+        if let inverse = links[linkBase[entity] + position].inverse, linksInBatch[linkBase[inverse.entity] + inverse.position] {
             return nil
         }
-        return .some(batch.slots[link.slot].targets[k])
+        return .some(batch.slots[slot].targets[k])
     }
 
     /// The id of a link target, if it has one (stored, or inserted already) and is not a tombstone.
