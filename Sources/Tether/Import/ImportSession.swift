@@ -27,6 +27,9 @@ final class ImportSession {
     /// writing its links needs, worked out once per import.
     private let links: [LinkPlan]
     private let linkBase: [Int]
+    /// Whether a to-one relationship of the import leads to an entity without identity, whose
+    /// objects are owned by their parent (``resolveOwned()``).
+    private let hasOwnedObjects: Bool
     /// By entity ordinal: the row ids of the objects the mapper remembers
     /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
     /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
@@ -92,6 +95,11 @@ final class ImportSession {
         }
         self.links = links
         self.linkBase = base
+        self.hasOwnedObjects = importer.plans.contains { plan in
+            zip(plan.mapping.relationships, plan.destinations).contains { mapping, destination in
+                !mapping.relationship.isToMany && destination.map { importer.plans[$0].mapping.identity.isEmpty } == true
+            }
+        }
     }
 
     /// What writing the links of one relationship needs.
@@ -118,14 +126,14 @@ final class ImportSession {
         defer { swap(&batch, &mapped) }
         linksInBatch.removeAll(keepingCapacity: true)
         linksInBatch.append(contentsOf: repeatElement(false, count: links.count))
-        for link in batch.links where !link.superseded {
-            linksInBatch[linkBase[batch.slots[link.slot].entity] + link.position] = true
+        for index in batch.links.indices where !batch.links[index].superseded {  // read in place, not copied
+            linksInBatch[linkBase[batch.slots[batch.links[index].slot].entity] + batch.links[index].position] = true
         }
         isTopLevel.removeAll(keepingCapacity: true)
         isTopLevel.append(contentsOf: repeatElement(false, count: batch.slots.count))
         for slot in batch.topLevel { isTopLevel[slot] = true }
         try resolve()
-        try resolveOwned()
+        if hasOwnedObjects { try resolveOwned() }
         try writeBatch()
         if let pendingError { throw pendingError }
         try resolvePending()
@@ -343,7 +351,7 @@ final class ImportSession {
         }
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
-        var writes = LinkWrites(count: links.count)
+        var writes = LinkWrites(links)
         for (index, ids, looked) in resolved {
             let slot = batch.links[index].slot
             let source = batch.slots[slot].id!
@@ -353,7 +361,7 @@ final class ImportSession {
                 // A to-one link whose current target the lookup read (the inverse is not set in
                 // this batch, so nothing written since has changed it).
                 if ids.count <= 1 && ids.first == looked { continue }
-                try writes.add(r, inverse: inverse, links[r].entity, links[r].name, source, ids, writer)
+                try writes.add(r, inverse: inverse, source, ids, writer)
                 batch.slots[slot].linksChanged = true
                 continue
             }
@@ -363,7 +371,7 @@ final class ImportSession {
             // may be stale by the time this link is applied, so always write.
             let inverseAlsoSet = inverse.map { !sourcesRead[$0].isEmpty } ?? false
             if same && !inverseAlsoSet { continue }
-            try writes.add(r, inverse: inverse, links[r].entity, links[r].name, source, ids, writer)
+            try writes.add(r, inverse: inverse, source, ids, writer)
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
             // elsewhere in the payload), not only unlinked.
@@ -389,17 +397,23 @@ final class ImportSession {
     private struct LinkWrites {
         private var batches: [LinkBatch?]
         private var order: [Int] = []
+        /// The import's relationships, by flat index: a batch's entity and relationship names
+        /// are read from here when it starts, not passed (and retained) with every link.
+        private let plans: [LinkPlan]
 
-        init(count: Int) { batches = Array(repeating: nil, count: count) }
+        init(_ plans: [LinkPlan]) {
+            self.plans = plans
+            batches = Array(repeating: nil, count: plans.count)
+        }
 
-        mutating func add(_ relationship: Int, inverse: Int?, _ entity: String, _ name: String,
-                          _ source: ObjectID, _ targets: [ObjectID], _ writer: any StoreWriter) throws {
-            if let inverse, let pending = batches[inverse], !pending.isEmpty {
-                try writer.setRelated(pending)
-                batches[inverse] = LinkBatch(entity: pending.entity, relationship: pending.relationship)
+        mutating func add(_ relationship: Int, inverse: Int?, _ source: ObjectID, _ targets: [ObjectID], _ writer: any StoreWriter) throws {
+            // Checked in place: binding the pending batch would copy it for every link.
+            if let inverse, batches[inverse]?.isEmpty == false {
+                try writer.setRelated(batches[inverse]!)
+                batches[inverse] = LinkBatch(entity: plans[inverse].entity, relationship: plans[inverse].name)
             }
             if batches[relationship] == nil {
-                batches[relationship] = LinkBatch(entity: entity, relationship: name)
+                batches[relationship] = LinkBatch(entity: plans[relationship].entity, relationship: plans[relationship].name)
                 order.append(relationship)
             }
             batches[relationship]!.append(source, to: targets)
