@@ -164,15 +164,18 @@ import TetherTesting
         #expect(try await store.read { try $0.count(Query(entity, where: .contains("select", "%"))) } == 0)
     }
 
+    /// Authors with favorite posts, without an inverse: the first version of the migration tests.
+    static let authorsWithFavorites = try! Schema {
+        Entity("Author", identity: "id") {
+            Attribute("id", .int64)
+            Relationship.toMany("favorites", "Post")
+        }
+        Entity("Post", identity: "id") { Attribute("id", .int64) }
+    }
+
     @Test func additiveMigrationKeepsData() async throws {
         let directory = try TemporaryDirectory()
-        let v1 = try Schema {
-            Entity("Author", identity: "id") {
-                Attribute("id", .int64)
-                Relationship.toMany("favorites", "Post")
-            }
-            Entity("Post", identity: "id") { Attribute("id", .int64) }
-        }
+        let v1 = Self.authorsWithFavorites
         let (author, post) = try await {
             let store = try SQLiteStore(path: directory.path())
             try store.prepare(for: v1)
@@ -235,13 +238,7 @@ import TetherTesting
     /// sides read and write as before.
     @Test func anOrderedInverseAddedLaterRebuildsTheJoinTable() async throws {
         let directory = try TemporaryDirectory()
-        let v1 = try Schema {
-            Entity("Author", identity: "id") {
-                Attribute("id", .int64)
-                Relationship.toMany("favorites", "Post")
-            }
-            Entity("Post", identity: "id") { Attribute("id", .int64) }
-        }
+        let v1 = Self.authorsWithFavorites
         let (authors, posts) = try await {
             let store = try SQLiteStore(path: directory.path())
             try store.prepare(for: v1)
