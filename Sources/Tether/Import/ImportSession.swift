@@ -90,16 +90,13 @@ final class ImportSession {
                 links.append(LinkPlan(
                     entity: plan.name, name: relationship.name, inverse: inverse,
                     inOrder: relationship.isOrdered || !relationship.isToMany,
-                    orphanedBy: relationship.isToMany ? toOneInverse : nil))
+                    orphanedBy: relationship.isToMany ? toOneInverse : nil,
+                    ownsTarget: !relationship.isToMany && destination.map { importer.plans[$0].mapping.identity.isEmpty } == true))
             }
         }
         self.links = links
         self.linkBase = base
-        self.hasOwnedObjects = importer.plans.contains { plan in
-            zip(plan.mapping.relationships, plan.destinations).contains { mapping, destination in
-                !mapping.relationship.isToMany && destination.map { importer.plans[$0].mapping.identity.isEmpty } == true
-            }
-        }
+        self.hasOwnedObjects = links.contains { $0.ownsTarget }
     }
 
     /// What writing the links of one relationship needs.
@@ -114,6 +111,9 @@ final class ImportSession {
         /// For a to-many relationship whose inverse is to-one, the inverse's name: children it no
         /// longer lists may be orphans (``ImportOptions/deleteRelationships``).
         let orphanedBy: String?
+        /// A to-one relationship to an entity without identity: its target is owned by the
+        /// source (``ImportSession/resolveOwned()``).
+        let ownsTarget: Bool
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -204,12 +204,11 @@ final class ImportSession {
     private func resolveOwned() throws {
         var groups: [RelationshipKey: [(link: Int, parent: ObjectID)]] = [:]
         for (index, link) in batch.links.enumerated() where !link.superseded && !link.byReference && link.targets.count == 1 {
-            guard plans[link.destination].mapping.identity.isEmpty, case .slot(let child) = link.targets[0],
+            let entity = batch.slots[link.slot].entity
+            guard links[linkBase[entity] + link.position].ownsTarget, case .slot(let child) = link.targets[0],
                 batch.slots[child].id == nil, batch.slots[link.slot].changed != nil, let parent = batch.slots[link.slot].id
             else { continue }
-            let plan = plans[batch.slots[link.slot].entity]
-            guard !plan.mapping.relationships[link.position].relationship.isToMany else { continue }
-            groups[RelationshipKey(plan.ordinal, link.position), default: []].append((index, parent))
+            groups[RelationshipKey(entity, link.position), default: []].append((index, parent))
         }
         for (key, entries) in groups {
             let name = plans[key.entity].mapping.relationships[key.position].name
