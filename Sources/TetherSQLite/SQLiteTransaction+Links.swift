@@ -71,19 +71,17 @@ extension SQLiteTransaction {
         // moves), and whether the targets' side does (a new link goes last among its target's).
         let ordered = joinTable.map { sideA ? $0.shape.aOrdered : $0.shape.bOrdered } ?? false
         let targetsOrdered = joinTable.map { sideA ? $0.shape.bOrdered : $0.shape.aOrdered } ?? false
-        var old: JoinLinks = [:]
+        var old = JoinLinks()
         if let joinTable {
             // What the import has just read with `related(_:of:)`, if the table is unchanged since
             // (taken out: this batch writes the table).
-            if let read = joinReads.removeValue(forKey: joinTable.name), read.sideA == sideA, distinctSources.isSubset(of: read.rows) {
+            if let read = joinReads.removeValue(forKey: joinTable.name), read.sideA == sideA, sources.allSatisfy(read.links.contains) {
                 old = read.links
             } else {
                 old = try joinLinks(joinTable.name, joinTable.shape, sideA: sideA, of: sources)
             }
         } else {
-            for (source, linked) in try linked(link, sideA: sideA, of: sources) {
-                old[source] = linked.map { ($0, 0, 0) }
-            }
+            old = try links(link, sideA: sideA, of: sources)
         }
         let otherName = otherSide(of: batch.entity, batch.relationship)
         var removals: [(source: Int64, target: Int64)] = []
@@ -109,7 +107,7 @@ extension SQLiteTransaction {
         var touchedSet = Set<Int64>()
         for (row, source) in sources.enumerated() {
             let new = targets[(row == 0 ? 0 : ends[row - 1])..<ends[row]]
-            let before = old[source] ?? []
+            let before = old[source]
             if before.count == new.count && zip(before, new).allSatisfy({ $0.target == $1 }) { continue }
             changedSources.append(source)
             // A few links each (the usual case) are searched in place; more are hashed.
@@ -210,13 +208,14 @@ extension SQLiteTransaction {
     func joinLinks(_ table: String, _ shape: JoinShape, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
         let (own, other, ownPosition, otherPosition) = joinColumns(sideA: sideA)
         let order = (sideA ? shape.aOrdered : shape.bOrdered) ? ownPosition : other
-        var links: JoinLinks = [:]
+        var links = JoinLinks(minimumCapacity: rows.count)
         try chunked(rows) { chunk in
             try connection.run("SELECT \(own), \(other), \(ownPosition), \(otherPosition) FROM \(table) WHERE \(own) IN (\(placeholders(chunk.count))) ORDER BY \(own), \(order)",
                                chunk.map { .int($0) }, context: "reading relationships") { row in
-                links[row.int(0), default: []].append((row.int(1), row.int(2), row.int(3)))
+                links.append(row.int(0), (row.int(1), row.int(2), row.int(3)))
             }
         }
+        links.finish(reading: rows)
         return links
     }
 

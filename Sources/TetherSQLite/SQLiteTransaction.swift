@@ -393,45 +393,68 @@ public final class SQLiteTransaction: StoreWriter {
         return (layout.links[index], sideA)
     }
 
-    /// The rows linked to each of `rows` through `link`, from side a (or b), in order.
+    /// The rows linked to each of `rows` through `link`, from side a (or b), in order, for the
+    /// rows that have links.
     func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
+        var result: [Int64: [Int64]] = [:]
+        for (row, links) in try links(link, sideA: sideA, of: rows).rows where !links.isEmpty {
+            result[row] = links.map(\.target)
+        }
+        return result
+    }
+
+    /// The links of each of `rows` through `link`, from side a (or b), in order, with their
+    /// positions (0 for a foreign key's).
+    func links(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
         switch link.storage {
         case .joinTable(let table, let shape):
-            return try joinLinks(table, shape, sideA: sideA, of: rows).mapValues { $0.map(\.target) }
+            return try joinLinks(table, shape, sideA: sideA, of: rows)
         case .foreignKey(let table, let column):
-            var result: [Int64: [Int64]] = [:]
+            var links = JoinLinks(minimumCapacity: rows.count)
             try chunked(rows) { chunk in
+                // By the column's index, which holds each value's rows in order.
                 let sql = sideA
                     ? "SELECT \"rowid\", \(column) FROM \(table) WHERE \"rowid\" IN (\(placeholders(chunk.count))) AND \(column) IS NOT NULL"
-                    : "SELECT \(column), \"rowid\" FROM \(table) WHERE \(column) IN (\(placeholders(chunk.count))) ORDER BY \"rowid\""
+                    : "SELECT \(column), \"rowid\" FROM \(table) WHERE \(column) IN (\(placeholders(chunk.count))) ORDER BY \(column), \"rowid\""
                 try connection.run(sql, chunk.map { .int($0) }, context: "reading relationships") { row in
-                    result[row.int(0), default: []].append(row.int(1))
+                    links.append(row.int(0), (row.int(1), 0, 0))
                 }
             }
-            return result
+            links.finish(reading: rows)
+            return links
         }
     }
 
     public func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
-        var byEntity: [String: [Int64]] = [:]
-        for id in ids { byEntity[id.entity, default: []].append(id.rowID) }
+        guard let first = ids.first else { return [:] }
+        // Usually the objects of one entity, read as they are; grouped by entity otherwise.
+        var byEntity: [(entity: String, rows: [Int64])] = []
+        if ids.allSatisfy({ $0.entity == first.entity }) {
+            byEntity = [(first.entity, ids.map(\.rowID))]
+        } else {
+            var index: [String: Int] = [:]
+            for id in ids {
+                if let known = index[id.entity] {
+                    byEntity[known].rows.append(id.rowID)
+                } else {
+                    index[id.entity] = byEntity.count
+                    byEntity.append((id.entity, [id.rowID]))
+                }
+            }
+        }
         var result: [ObjectID: [ObjectID]] = [:]
+        result.reserveCapacity(ids.count)
         for (entity, rows) in byEntity {
             let (link, sideA) = try self.relationship(entity, relationship)
             let other = sideA ? link.bEntity : link.aEntity
-            var seen = Set<Int64>()
-            let distinct = rows.filter { seen.insert($0).inserted }
-            if case .joinTable(let table, let shape) = link.storage {
-                // Read with positions; a write keeps them for the link batch that may follow.
-                let links = try joinLinks(table, shape, sideA: sideA, of: distinct)
-                if isWritable { joinReads[table] = JoinRead(sideA: sideA, rows: Set(distinct), links: links) }
-                for (row, linked) in links {
-                    result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
-                }
-            } else {
-                for (row, targets) in try linked(link, sideA: sideA, of: distinct) where !targets.isEmpty {
-                    result[ObjectID(entity: entity, rowID: row)] = targets.map { ObjectID(entity: other, rowID: $0) }
-                }
+            // Read with positions (a row named twice is read once); a write keeps a join table's
+            // for the link batch that may follow.
+            let links = try links(link, sideA: sideA, of: rows)
+            for (row, linked) in links.rows where !linked.isEmpty {
+                result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
+            }
+            if isWritable, case .joinTable(let table, _) = link.storage {
+                joinReads[table] = JoinRead(sideA: sideA, links: links)
             }
         }
         return result
@@ -920,18 +943,68 @@ public final class SQLiteTransaction: StoreWriter {
     }
 }
 
-/// What ``SQLiteTransaction/joinReads`` keeps of one read: the side read from, the rows read (the
-/// keys of `links` are those with links), and their links in order. Dropped when the transaction
-/// writes the table, deletes a row or runs SQL of its caller's.
+/// What ``SQLiteTransaction/joinReads`` keeps of one read: the side read from, and the links of the
+/// rows read (every row read is in `links`, those without links with none). Dropped when the
+/// transaction writes the table, deletes a row or runs SQL of its caller's.
 struct JoinRead {
     var sideA: Bool
-    var rows: Set<Int64>
     var links: JoinLinks
 }
 
-/// The links of some rows of a join table's side, by row, in order: each with its position among
-/// the row's links and its position among the target's.
-typealias JoinLinks = [Int64: [(target: Int64, position: Int64, otherPosition: Int64)]]
+/// The links of some rows of a join table's side, in order: each with its position among the
+/// row's links and its position among the target's.
+///
+/// Flat: one array of links, each row's a run of it (a read returns a row's links together), so
+/// that reading the links of 100,000 rows allocates no array per row.
+struct JoinLinks {
+    typealias Link = (target: Int64, position: Int64, otherPosition: Int64)
+    private var all: [Link] = []
+    /// Each row's run of `all`.
+    private var runs: [Int64: Range<Int>] = [:]
+    /// The row whose run is being appended, and where it starts.
+    private var open: (row: Int64, start: Int)?
+    /// Whether the open run's links are dropped: its row's links were read before.
+    private var repeated = false
+
+    init(minimumCapacity: Int = 0) {
+        runs.reserveCapacity(minimumCapacity)
+    }
+
+    /// The links of `row`, in order (none when it has none or was not read).
+    subscript(row: Int64) -> ArraySlice<Link> {
+        runs[row].map { all[$0] } ?? []
+    }
+
+    /// Whether `row` was read (with or without links).
+    func contains(_ row: Int64) -> Bool { runs[row] != nil }
+
+    /// The rows read, each with its links in order.
+    var rows: some Sequence<(row: Int64, links: ArraySlice<Link>)> {
+        runs.lazy.map { [all] in ($0.key, all[$0.value]) }
+    }
+
+    /// Appends a link of `row`. A row's links come together, in order; a row read again (a read
+    /// that names it twice) keeps the links read first.
+    mutating func append(_ row: Int64, _ link: Link) {
+        if open?.row != row {
+            close()
+            repeated = runs[row] != nil
+            open = (row, all.count)
+        }
+        if !repeated { all.append(link) }
+    }
+
+    /// Ends a read of `rows`: each of them without links is recorded as read, with none.
+    mutating func finish(reading rows: [Int64]) {
+        close()
+        for row in rows where runs[row] == nil { runs[row] = all.count..<all.count }
+    }
+
+    private mutating func close() {
+        if let (row, start) = open, !repeated { runs[row] = start..<all.count }
+        open = nil
+    }
+}
 
 /// Rows a transaction has found or written and not deleted since, per table, so that a link write
 /// does not read again what the import that names them has just looked up or inserted. Forgotten
