@@ -375,7 +375,7 @@ struct Layout: Sendable {
         let identity: [Attribute]
     }
 
-    enum Storage: Sendable {
+    enum Storage: Sendable, Hashable {
         /// A column (quoted) on side a's table (quoted) holding side b's rowid.
         case foreignKey(table: String, column: String)
         /// A table (quoted) with columns a, b, a_pos, b_pos, keyed as its shape says.

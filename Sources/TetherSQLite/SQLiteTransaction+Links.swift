@@ -71,15 +71,11 @@ extension SQLiteTransaction {
         // moves), and whether the targets' side does (a new link goes last among its target's).
         let ordered = joinTable.map { sideA ? $0.shape.aOrdered : $0.shape.bOrdered } ?? false
         let targetsOrdered = joinTable.map { sideA ? $0.shape.bOrdered : $0.shape.aOrdered } ?? false
-        var old = JoinLinks()
-        if let joinTable {
-            // What the import has just read with `related(_:of:)`, if the table is unchanged since
-            // (taken out: this batch writes the table).
-            if let read = joinReads.removeValue(forKey: joinTable.name), read.sideA == sideA, sources.allSatisfy(read.links.contains) {
-                old = read.links
-            } else {
-                old = try joinLinks(joinTable.name, joinTable.shape, sideA: sideA, of: sources)
-            }
+        // What the import has just read (a join table with `related(_:of:)`, a foreign key with
+        // `compare(_:)`), if unchanged since (taken out: this batch writes these links).
+        let old: JoinLinks
+        if let read = linkReads.removeValue(forKey: link.storage), read.sideA == sideA, read.covers(sources) {
+            old = read.links
         } else {
             old = try links(link, sideA: sideA, of: sources)
         }
@@ -215,7 +211,7 @@ extension SQLiteTransaction {
                 links.append(row.int(0), (row.int(1), row.int(2), row.int(3)))
             }
         }
-        links.finish(reading: rows)
+        links.finish()
         return links
     }
 

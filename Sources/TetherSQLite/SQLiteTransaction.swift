@@ -26,16 +26,17 @@ public final class SQLiteTransaction: StoreWriter {
     /// Rows this transaction has found or written: a link write need not read them again to
     /// check that they exist.
     var known = KnownRows()
-    /// The links ``related(_:of:)`` last read from each join table in a write, with their
-    /// positions, until the table is written: the link batch that follows an import's read diffs
-    /// against them instead of reading them again.
-    var joinReads: [String: JoinRead] = [:]
+    /// The links last read in a write from each join table (by ``related(_:of:)``, with their
+    /// positions) and from each foreign-key column (by ``compare(_:)``, with the row), until they
+    /// are written: the link batch that follows an import's read diffs against them instead of
+    /// reading them again.
+    var linkReads: [Layout.Storage: LinkRead] = [:]
 
-    /// Forgets what ``known`` and ``joinReads`` remember: after a delete, or SQL of the caller's,
+    /// Forgets what ``known`` and ``linkReads`` remember: after a delete, or SQL of the caller's,
     /// which may have changed any row or link.
     private func forgetReads() {
         known.forget()
-        joinReads = [:]
+        linkReads = [:]
     }
 
     init(_ connection: Connection, _ layout: Layout, writable: Bool, version: StoreVersion? = nil) {
@@ -134,12 +135,21 @@ public final class SQLiteTransaction: StoreWriter {
         // Each relationship's column among those read (nil: read afterwards), and its destination.
         var linkColumns: [(column: Int?, destination: String)] = []
         var columns = read.map { batch.attributes[$0] }
+        // The links of the columns read, kept for the link batches that may follow (a write's).
+        var readStorages: [Layout.Storage] = []
+        var readColumns: [Int] = []
+        var columnLinks: [JoinLinks] = []
         for name in batch.relationships {
             let (link, sideA) = try relationship(entity, name)
             guard sideA ? link.aToOne : link.bToOne else {
                 throw StoreError(.unsupported, entity: entity, member: name, "a lookup reads to-one relationships only; \(entity).\(name) is to-many")
             }
             if case .foreignKey = link.storage, sideA {
+                if isWritable {
+                    readStorages.append(link.storage)
+                    readColumns.append(2 + columns.count)
+                    columnLinks.append(JoinLinks(minimumCapacity: batch.count))
+                }
                 linkColumns.append((2 + columns.count, link.bEntity))
                 columns.append(name)
             } else {
@@ -147,6 +157,8 @@ public final class SQLiteTransaction: StoreWriter {
             }
         }
         var result = [StoredDifference?](repeating: nil, count: batch.count)
+        // The rows found, in the batch's order (the order a link batch of them comes in).
+        var rowsFound = [Int64](repeating: -1, count: readColumns.isEmpty ? 0 : batch.count)
         try lookUp(info, batch.identities, columns: columns) { position, row in
             var changed: [Int] = []
             for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
@@ -155,7 +167,21 @@ public final class SQLiteTransaction: StoreWriter {
             let targets = linkColumns.map { link in
                 link.column.flatMap { row.isNull($0) ? nil : ObjectID(entity: link.destination, rowID: row.int($0)) }
             }
-            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed, targets: targets)
+            let rowID = row.int(1)
+            if !readColumns.isEmpty {
+                rowsFound[position] = rowID
+                for (k, column) in readColumns.enumerated() where !row.isNull(column) {
+                    columnLinks[k].append(rowID, (row.int(column), 0, 0))
+                }
+            }
+            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: rowID), changed: changed, targets: targets)
+        }
+        if !readColumns.isEmpty {
+            let rows = rowsFound.filter { $0 >= 0 }
+            for k in columnLinks.indices {
+                columnLinks[k].finish()
+                linkReads[readStorages[k]] = LinkRead(sideA: true, rows: rows, links: columnLinks[k])
+            }
         }
         for (r, link) in linkColumns.enumerated() where link.column == nil {
             try readTargets(ofRelationship: r, in: batch, into: &result)
@@ -397,7 +423,7 @@ public final class SQLiteTransaction: StoreWriter {
     /// rows that have links.
     func linked(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [Int64]] {
         var result: [Int64: [Int64]] = [:]
-        for (row, links) in try links(link, sideA: sideA, of: rows).rows where !links.isEmpty {
+        try links(link, sideA: sideA, of: rows).forEach { row, links in
             result[row] = links.map(\.target)
         }
         return result
@@ -420,7 +446,7 @@ public final class SQLiteTransaction: StoreWriter {
                     links.append(row.int(0), (row.int(1), 0, 0))
                 }
             }
-            links.finish(reading: rows)
+            links.finish()
             return links
         }
     }
@@ -450,11 +476,11 @@ public final class SQLiteTransaction: StoreWriter {
             // Read with positions (a row named twice is read once); a write keeps a join table's
             // for the link batch that may follow.
             let links = try links(link, sideA: sideA, of: rows)
-            for (row, linked) in links.rows where !linked.isEmpty {
+            links.forEach { row, linked in
                 result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
             }
-            if isWritable, case .joinTable(let table, _) = link.storage {
-                joinReads[table] = JoinRead(sideA: sideA, links: links)
+            if isWritable, case .joinTable = link.storage {
+                linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: links)
             }
         }
         return result
@@ -787,23 +813,23 @@ public final class SQLiteTransaction: StoreWriter {
 
     /// Removes every link of `row` on one side of a link set.
     private func clear(_ storage: Layout.Storage, row: Int64, sideA: Bool) throws {
+        linkReads[storage] = nil
         switch storage {
         case .foreignKey(let table, let column):
             if !sideA {
                 try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", [.int(row)], context: "unlinking")
             }
         case .joinTable(let table, _):
-            joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \(sideA ? "\"a\"" : "\"b\"") = ?", [.int(row)], context: "unlinking")
         }
     }
 
     private func link(_ link: Layout.LinkInfo, _ aRow: Int64, _ bRow: Int64, aPosition: Int64?, bPosition: Int64?) throws {
+        linkReads[link.storage] = nil
         switch link.storage {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = ? WHERE \"rowid\" = ?", [.int(bRow), .int(aRow)], context: "linking")
         case .joinTable(let table, let shape):
-            joinReads[table] = nil
             // An ordered side's position: the one given, or after the side's last link; an
             // unordered side's: 0.
             var arguments: [SQLValue] = [.int(aRow), .int(bRow)]
@@ -824,11 +850,11 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     private func unlink(_ link: Layout.LinkInfo, _ aRow: Int64, _ bRow: Int64) throws {
+        linkReads[link.storage] = nil
         switch link.storage {
         case .foreignKey(let table, let column):
             try connection.run("UPDATE \(table) SET \(column) = NULL WHERE \"rowid\" = ? AND \(column) = ?", [.int(aRow), .int(bRow)], context: "unlinking")
         case .joinTable(let table, _):
-            joinReads[table] = nil
             try connection.run("DELETE FROM \(table) WHERE \"a\" = ? AND \"b\" = ?", [.int(aRow), .int(bRow)], context: "unlinking")
         }
     }
@@ -836,6 +862,8 @@ public final class SQLiteTransaction: StoreWriter {
     public func setRelated(_ relationship: String, of id: ObjectID, to targets: [ObjectID]) throws {
         try checkOpen(writing: true)
         let (link, sideA) = try self.relationship(id.entity, relationship)
+        // What was read of these links is not what they will be (a reorder moves positions).
+        linkReads[link.storage] = nil
         let info = try info(id.entity)
         try requireStored(info, [id.rowID])
         let destination = sideA ? link.bEntity : link.aEntity
@@ -943,12 +971,25 @@ public final class SQLiteTransaction: StoreWriter {
     }
 }
 
-/// What ``SQLiteTransaction/joinReads`` keeps of one read: the side read from, and the links of the
-/// rows read (every row read is in `links`, those without links with none). Dropped when the
-/// transaction writes the table, deletes a row or runs SQL of its caller's.
-struct JoinRead {
+/// What ``SQLiteTransaction/linkReads`` keeps of one read: the side read from, the rows read in
+/// the order they were named, and their links. Dropped when the transaction writes the links,
+/// deletes a row or runs SQL of its caller's.
+struct LinkRead {
     var sideA: Bool
+    var rows: [Int64]
     var links: JoinLinks
+
+    /// Whether every one of `sources` was read: walked in step when they come in the order they
+    /// were read (a link batch of the rows read, or of some of them), hashed otherwise.
+    func covers(_ sources: [Int64]) -> Bool {
+        var i = rows.startIndex
+        for source in sources {
+            while i < rows.endIndex && rows[i] != source { i += 1 }
+            if i == rows.endIndex { return Set(rows).isSuperset(of: sources) }
+            i += 1
+        }
+        return true
+    }
 }
 
 /// The links of some rows of a join table's side, in order: each with its position among the
@@ -975,12 +1016,12 @@ struct JoinLinks {
         runs[row].map { all[$0] } ?? []
     }
 
-    /// Whether `row` was read (with or without links).
-    func contains(_ row: Int64) -> Bool { runs[row] != nil }
-
-    /// The rows read, each with its links in order.
-    var rows: some Sequence<(row: Int64, links: ArraySlice<Link>)> {
-        runs.lazy.map { [all] in ($0.key, all[$0.value]) }
+    /// Calls `body` with each row that has links and its links, in order (rows in no particular
+    /// order).
+    func forEach(_ body: (_ row: Int64, _ links: UnsafeBufferPointer<Link>) throws -> Void) rethrows {
+        try all.withUnsafeBufferPointer { all in
+            for (row, run) in runs { try body(row, UnsafeBufferPointer(rebasing: all[run])) }
+        }
     }
 
     /// Appends a link of `row`. A row's links come together, in order; a row read again (a read
@@ -994,10 +1035,9 @@ struct JoinLinks {
         if !repeated { all.append(link) }
     }
 
-    /// Ends a read of `rows`: each of them without links is recorded as read, with none.
-    mutating func finish(reading rows: [Int64]) {
+    /// Ends a read: the last row's links are in.
+    mutating func finish() {
         close()
-        for row in rows where runs[row] == nil { runs[row] = all.count..<all.count }
     }
 
     private mutating func close() {
@@ -1009,25 +1049,78 @@ struct JoinLinks {
 /// Rows a transaction has found or written and not deleted since, per table, so that a link write
 /// does not read again what the import that names them has just looked up or inserted. Forgotten
 /// all at once when the transaction deletes a row or runs SQL of its caller's (which may delete
-/// any); a table's set is started again past ``limit`` rows, so that a streamed import of millions
+/// any).
+///
+/// A table's rows are bits in pages of 4,096 rowids (rowids are mostly dense: a lookup of 100,000
+/// rows touches a few dozen pages, not 100,000 hashed entries); past ``pageLimit`` pages a
+/// table's are started again, so that a streamed import of millions, or of scattered rowids,
 /// keeps a bounded set.
 struct KnownRows {
-    static let limit = 1 << 17
-    private var tables: [String: Set<Int64>] = [:]
+    static let pageLimit = 512
+    private var tables: [String: RowBits] = [:]
 
     mutating func insert<Rows: Collection<Int64>>(_ rows: Rows, table: String) {
         guard !rows.isEmpty else { return }
-        var set = tables.removeValue(forKey: table) ?? []
-        if set.count + rows.count > Self.limit { set.removeAll(keepingCapacity: true) }
-        for row in rows.prefix(Self.limit) { set.insert(row) }
-        tables[table] = set
+        var bits = tables.removeValue(forKey: table) ?? RowBits()
+        var page = RowBits.Cursor()
+        for row in rows where !bits.insert(row, pageLimit: Self.pageLimit, &page) {
+            bits = RowBits()
+            page = RowBits.Cursor()
+            _ = bits.insert(row, pageLimit: Self.pageLimit, &page)
+        }
+        tables[table] = bits
     }
 
     /// The rows not known to be stored, in order.
     func unknown(_ rows: [Int64], table: String) -> [Int64] {
-        guard let set = tables[table] else { return rows }
-        return rows.filter { !set.contains($0) }
+        guard let bits = tables[table] else { return rows }
+        var page = RowBits.Cursor()
+        return rows.filter { !bits.contains($0, &page) }
     }
 
     mutating func forget() { tables.removeAll() }
+}
+
+/// A set of rowids as bits, in pages of 4,096 rowids found by their number.
+struct RowBits {
+    private static let wordsPerPage = 64
+    /// Each page's first word in `words`, by page number (rowid >> 12).
+    private var pages: [Int64: Int] = [:]
+    private var words: [UInt64] = []
+    /// The page a run of lookups found last: neighbouring rowids share it, and skip the hash.
+    struct Cursor {
+        var page: Int64 = .min
+        var base: Int?
+    }
+
+    func contains(_ row: Int64, _ cursor: inout Cursor) -> Bool {
+        let page = row >> 12
+        if page != cursor.page {
+            cursor = Cursor(page: page, base: pages[page])
+        }
+        guard let base = cursor.base else { return false }
+        let bit = Int(row & 4095)
+        return words[base + bit >> 6] & (1 << UInt64(bit & 63)) != 0
+    }
+
+    /// Adds `row`; false (and nothing added) when it needs a page past `pageLimit`.
+    mutating func insert(_ row: Int64, pageLimit: Int, _ cursor: inout Cursor) -> Bool {
+        let page = row >> 12
+        if page != cursor.page {
+            cursor = Cursor(page: page, base: pages[page])
+        }
+        let base: Int
+        if let known = cursor.base {
+            base = known
+        } else {
+            guard pages.count < pageLimit else { return false }
+            base = words.count
+            pages[page] = base
+            words.append(contentsOf: repeatElement(0, count: Self.wordsPerPage))
+            cursor.base = base
+        }
+        let bit = Int(row & 4095)
+        words[base + bit >> 6] |= 1 << UInt64(bit & 63)
+        return true
+    }
 }

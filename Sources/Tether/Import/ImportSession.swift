@@ -318,18 +318,23 @@ final class ImportSession {
 
         // The other links: resolve targets, take the current links from the lookup or read them
         // in one call per relationship, and set those that differ.
-        var resolved: [(link: Int, ids: [ObjectID], looked: ObjectID??)] = []
+        // Each link's targets are a run of one flat array (no array per link).
+        var resolved: [(link: Int, ids: Range<Int>, looked: ObjectID??)] = []
+        var resolvedIDs: [ObjectID] = []
         var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
             // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             let slot = batch.links[index].slot
             if batch.slots[slot].id == nil || batch.slots[slot].tombstone { continue }
             let destination = batch.links[index].destination
-            let ids = batch.links[index].targets.compactMap { resolve($0, destination) }
+            let start = resolvedIDs.count
+            for target in batch.links[index].targets {
+                if let id = resolve(target, destination) { resolvedIDs.append(id) }
+            }
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
-            if batch.links[index].byReference && ids.count < batch.links[index].targets.count { pending.append(index) }
-            resolved.append((index, ids, lookedUpTarget(slot: slot, position: batch.links[index].position)))
+            if batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count { pending.append(index) }
+            resolved.append((index, start..<resolvedIDs.count, lookedUpTarget(slot: slot, position: batch.links[index].position)))
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
@@ -351,7 +356,8 @@ final class ImportSession {
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
         var writes = LinkWrites(links)
-        for (index, ids, looked) in resolved {
+        for (index, range, looked) in resolved {
+            let ids = resolvedIDs[range]
             let slot = batch.links[index].slot
             let source = batch.slots[slot].id!
             let r = linkBase[batch.slots[slot].entity] + batch.links[index].position
@@ -365,7 +371,7 @@ final class ImportSession {
                 continue
             }
             let before = current[r][source] ?? []
-            let same = links[r].inOrder ? before == ids : Self.sameSet(before, ids)
+            let same = links[r].inOrder ? before.elementsEqual(ids) : Self.sameSet(before, ids)
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
             let inverseAlsoSet = inverse.map { !sourcesRead[$0].isEmpty } ?? false
@@ -383,7 +389,7 @@ final class ImportSession {
     }
 
     /// Whether two lists of ids hold the same ids, in any order (a few are compared in place).
-    private static func sameSet(_ one: [ObjectID], _ two: [ObjectID]) -> Bool {
+    private static func sameSet(_ one: [ObjectID], _ two: ArraySlice<ObjectID>) -> Bool {
         guard one.count == two.count else { return false }
         if one.count <= 16 { return one.allSatisfy(two.contains) && two.allSatisfy(one.contains) }
         return Set(one) == Set(two)
@@ -405,7 +411,7 @@ final class ImportSession {
             batches = Array(repeating: nil, count: plans.count)
         }
 
-        mutating func add(_ relationship: Int, inverse: Int?, _ source: ObjectID, _ targets: [ObjectID], _ writer: any StoreWriter) throws {
+        mutating func add(_ relationship: Int, inverse: Int?, _ source: ObjectID, _ targets: ArraySlice<ObjectID>, _ writer: any StoreWriter) throws {
             // Checked in place: binding the pending batch would copy it for every link.
             if let inverse, batches[inverse]?.isEmpty == false {
                 try writer.setRelated(batches[inverse]!)
