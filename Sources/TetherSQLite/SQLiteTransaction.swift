@@ -486,6 +486,25 @@ public final class SQLiteTransaction: StoreWriter {
         return result
     }
 
+    public func links(_ relationship: String, of sources: [ObjectID]) throws -> LinkBatch {
+        let entity = try LinkBatch.entity(of: sources, relationship)
+        var batch = LinkBatch(entity: entity, relationship: relationship)
+        guard !sources.isEmpty else { return batch }
+        let (link, sideA) = try self.relationship(entity, relationship)
+        let other = sideA ? link.bEntity : link.aEntity
+        let rows = sources.map(\.rowID)
+        let links = try links(link, sideA: sideA, of: rows)
+        batch.reserveCapacity(rows: rows.count, targets: links.count)
+        for (source, row) in zip(sources, rows) {
+            batch.append(source, to: links[row].lazy.map { ObjectID(entity: other, rowID: $0.target) })
+        }
+        // Kept for the link batch that may follow, as by related(_:of:).
+        if isWritable, case .joinTable = link.storage {
+            linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: links)
+        }
+        return batch
+    }
+
     private func checkValues(_ values: [String: Value], _ info: Layout.EntityInfo) throws {
         for name in values.keys.sorted() {
             guard let type = info.types[name] else {
@@ -1010,6 +1029,9 @@ struct JoinLinks {
     init(minimumCapacity: Int = 0) {
         runs.reserveCapacity(minimumCapacity)
     }
+
+    /// The number of links read.
+    var count: Int { all.count }
 
     /// The links of `row`, in order (none when it has none or was not read).
     subscript(row: Int64) -> ArraySlice<Link> {

@@ -64,7 +64,8 @@ public struct StoreConformance: Sendable {
         /// (`objectNotFound`), two targets for a to-one relationship, an unknown relationship.
         case relationshipErrors
         /// `related(_:of:)` for 1,200 objects at once: each object with links present, in order, and the
-        /// others absent from the result.
+        /// others absent from the result; `links(_:of:)` for the same objects says the same, one row
+        /// per object in order, and refuses objects of two entities.
         case relatedBatch
         /// `DeleteRules` through the store: `deny` refuses the delete while it links an object, and
         /// `cascade` deletes the objects it links along with the source.

@@ -456,6 +456,19 @@ struct Checks: Sendable {
         let byAuthor = try await store.read { try $0.related("posts", of: authors) }
         try expectEqual(byAuthor.values.reduce(0) { $0 + $1.count }, byPost.count, "posts counted from the authors")
         try expectEqual(Set(byAuthor[authors[3]] ?? []), Set(posts.indices.filter { $0 % 10 == 3 && $0 % 7 != 0 }.map { posts[$0] }), "posts of author 3")
+        // Row by row: one row per source, in order, with what related(_:of:) says.
+        for (relationship, sources, expected) in [("author", posts, byPost), ("posts", authors, byAuthor)] {
+            let rows = try await store.read { try $0.links(relationship, of: sources) }
+            try expectEqual(rows.sources, sources, "the rows of links(\"\(relationship)\", of:)")
+            try expectEqual(rows.relationship, relationship, "the relationship of links(\"\(relationship)\", of:)")
+            for (row, source) in sources.enumerated() {
+                try expectEqual(Array(rows.targets(row: row)), expected[source] ?? [], "links(\"\(relationship)\", of:) of \(source)")
+            }
+        }
+        try expectEqual(try await store.read { try $0.links("author", of: []) }.count, 0, "links of no objects")
+        try await expectError(.typeMismatch, "links of objects of two entities") {
+            _ = try await store.read { try $0.links("author", of: [posts[0], authors[0]]) }
+        }
     }
 
     func deleteRules() async throws {

@@ -319,7 +319,7 @@ final class ImportSession {
         // The other links: resolve targets, take the current links from the lookup or read them
         // in one call per relationship, and set those that differ.
         // Each link's targets are a run of one flat array (no array per link).
-        var resolved: [(link: Int, ids: Range<Int>, looked: ObjectID??)] = []
+        var resolved: [(link: Int, ids: Range<Int>, looked: ObjectID??, read: Int)] = []
         var resolvedIDs: [ObjectID] = []
         var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
@@ -334,7 +334,7 @@ final class ImportSession {
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
             if batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count { pending.append(index) }
-            resolved.append((index, start..<resolvedIDs.count, lookedUpTarget(slot: slot, position: batch.links[index].position)))
+            resolved.append((index, start..<resolvedIDs.count, lookedUpTarget(slot: slot, position: batch.links[index].position), -1))
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
@@ -343,20 +343,24 @@ final class ImportSession {
         }
         guard !resolved.isEmpty else { return }
 
-        // The current links of the sources the lookup did not read: one read per relationship.
+        // The current links of the sources the lookup did not read: one read per relationship,
+        // row `read` of the relationship's batch.
         var sourcesRead = [[ObjectID]](repeating: [], count: links.count)
-        for (index, _, looked) in resolved where looked == nil {
+        for k in resolved.indices where resolved[k].looked == nil {
+            let index = resolved[k].link
             let slot = batch.links[index].slot
-            sourcesRead[linkBase[batch.slots[slot].entity] + batch.links[index].position].append(batch.slots[slot].id!)
+            let r = linkBase[batch.slots[slot].entity] + batch.links[index].position
+            resolved[k].read = sourcesRead[r].count
+            sourcesRead[r].append(batch.slots[slot].id!)
         }
-        var current = [[ObjectID: [ObjectID]]](repeating: [:], count: links.count)
+        var current = [LinkBatch](repeating: LinkBatch(entity: "", relationship: ""), count: links.count)
         for r in sourcesRead.indices where !sourcesRead[r].isEmpty {
-            current[r] = try writer.related(links[r].name, of: sourcesRead[r])
+            current[r] = try writer.links(links[r].name, of: sourcesRead[r])
         }
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
         var writes = LinkWrites(links)
-        for (index, range, looked) in resolved {
+        for (index, range, looked, read) in resolved {
             let ids = resolvedIDs[range]
             let slot = batch.links[index].slot
             let source = batch.slots[slot].id!
@@ -370,7 +374,7 @@ final class ImportSession {
                 batch.slots[slot].linksChanged = true
                 continue
             }
-            let before = current[r][source] ?? []
+            let before = current[r].targets(row: read)
             let same = links[r].inOrder ? before.elementsEqual(ids) : Self.sameSet(before, ids)
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
@@ -389,7 +393,7 @@ final class ImportSession {
     }
 
     /// Whether two lists of ids hold the same ids, in any order (a few are compared in place).
-    private static func sameSet(_ one: [ObjectID], _ two: ArraySlice<ObjectID>) -> Bool {
+    private static func sameSet(_ one: ArraySlice<ObjectID>, _ two: ArraySlice<ObjectID>) -> Bool {
         guard one.count == two.count else { return false }
         if one.count <= 16 { return one.allSatisfy(two.contains) && two.allSatisfy(one.contains) }
         return Set(one) == Set(two)

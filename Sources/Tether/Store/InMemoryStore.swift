@@ -654,6 +654,28 @@ extension InMemoryStore {
             return result
         }
 
+        func links(_ relationship: String, of sources: [ObjectID]) throws -> LinkBatch {
+            let entity = try LinkBatch.entity(of: sources, relationship)
+            var batch = LinkBatch(entity: entity, relationship: relationship)
+            guard !sources.isEmpty else { return batch }
+            let slot = try self.relationship(entity, relationship)
+            let links = state.links[slot.index]
+            let side = slot.forward ? links.forward : links.backward
+            batch.reserveCapacity(rows: sources.count, targets: sources.count)
+            for source in sources {
+                if side.toOne {
+                    if let partner = side.target(source.rowID) {
+                        batch.append(source, to: CollectionOfOne(ObjectID(entity: slot.destination, rowID: partner)))
+                    } else {
+                        batch.append(source, to: EmptyCollection())
+                    }
+                } else {
+                    batch.append(source, to: side.targets(source.rowID).lazy.map { ObjectID(entity: slot.destination, rowID: $0) })
+                }
+            }
+            return batch
+        }
+
         func insert(_ entity: String, values: [String: Value]) throws -> Object {
             let info = try info(entity)
             try checkValues(values, info)

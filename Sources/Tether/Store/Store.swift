@@ -53,6 +53,14 @@ public protocol StoreReader {
     /// Batched relationship read: for each of `ids` that has links, the related objects, in order
     /// for an ordered to-many relationship. Objects without links are absent from the result.
     func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]]
+    /// Batched relationship read, row by row: the links of each of `sources` (objects of one
+    /// entity), in order, as a ``LinkBatch`` with one row per source, in order (a source without
+    /// links has a row with no targets): the batch that ``StoreWriter/setRelated(_:)`` would be
+    /// given to leave the links as they are. What ``related(_:of:)`` says, without a dictionary
+    /// or an array per object (the import reads the current links of every object it may relink
+    /// so). Throws ``StoreError/Kind/typeMismatch`` for sources of several entities. Has a default
+    /// implementation over ``related(_:of:)``.
+    func links(_ relationship: String, of sources: [ObjectID]) throws -> LinkBatch
     /// Batched find-by-identity by position: for each of `identities`, in
     /// order, the stored object's id and its values of `attributes`, or nil. Has a default
     /// implementation over ``objects(_:identities:)``.
@@ -156,6 +164,14 @@ extension StoreReader {
     /// The objects `id` is linked to through `relationship`.
     public func related(_ relationship: String, of id: ObjectID) throws -> [ObjectID] {
         try related(relationship, of: [id])[id] ?? []
+    }
+
+    public func links(_ relationship: String, of sources: [ObjectID]) throws -> LinkBatch {
+        let entity = try LinkBatch.entity(of: sources, relationship)
+        let related = try related(relationship, of: sources)
+        var batch = LinkBatch(entity: entity, relationship: relationship)
+        for source in sources { batch.append(source, to: related[source] ?? []) }
+        return batch
     }
 
     /// The objects with these ids that exist, in the same order.

@@ -154,7 +154,8 @@ public struct LinkBatch: Sendable {
     /// The relationship of ``entity`` the rows set.
     public let relationship: String
     /// The objects whose links the rows replace, in order.
-    public private(set) var sources: [ObjectID] = []
+    public var sources: [ObjectID] { rows }
+    @usableFromInline var rows: [ObjectID] = []
     /// Row -> the end of its targets in `allTargets`.
     @usableFromInline var ends: [Int] = []
     @usableFromInline var allTargets: [ObjectID] = []
@@ -166,13 +167,14 @@ public struct LinkBatch: Sendable {
     }
 
     /// The number of rows.
-    public var count: Int { sources.count }
+    public var count: Int { rows.count }
     /// True when the batch has no rows.
-    public var isEmpty: Bool { sources.isEmpty }
+    public var isEmpty: Bool { rows.isEmpty }
 
     /// Appends a row: `source`'s links through the relationship become exactly `targets`.
+    @inlinable
     public mutating func append(_ source: ObjectID, to targets: some Collection<ObjectID>) {
-        sources.append(source)
+        rows.append(source)
         allTargets.append(contentsOf: targets)
         ends.append(allTargets.count)
     }
@@ -180,6 +182,24 @@ public struct LinkBatch: Sendable {
     /// The targets of row `row`, in order.
     @inlinable
     public func targets(row: Int) -> ArraySlice<ObjectID> { allTargets[(row == 0 ? 0 : ends[row - 1])..<ends[row]] }
+
+    /// Reserves room for `rows` rows with `targets` targets in all.
+    public mutating func reserveCapacity(rows: Int, targets: Int) {
+        self.rows.reserveCapacity(rows)
+        ends.reserveCapacity(rows)
+        allTargets.reserveCapacity(targets)
+    }
+
+    /// The one entity of `sources` (empty when there are none): what a batch of their links is of.
+    /// Throws ``StoreError/Kind/typeMismatch`` for sources of several entities.
+    package static func entity(of sources: [ObjectID], _ relationship: String) throws -> String {
+        guard let first = sources.first else { return "" }
+        if let other = sources.first(where: { $0.entity != first.entity }) {
+            throw StoreError(.typeMismatch, entity: first.entity, member: relationship,
+                             "a batch of \(first.entity).\(relationship) links names \(other), an object of another entity")
+        }
+        return first.entity
+    }
 }
 
 /// One stored object found by identity: its id and the values of the attributes asked for, by
