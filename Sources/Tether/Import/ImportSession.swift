@@ -264,10 +264,10 @@ final class ImportSession {
                 let plan = plans[group.entity]
                 index = updates.count
                 groups[group] = index
-                updates.append(UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] }))
+                updates.append(UpdateBatch(entity: plan.name, attributes: positions.map { plan.attributeNames[$0] }, sharing: values, offsets: positions))
             }
             last = (group, index)
-            updates[index].append(batch.slots[slot].id!, positions.lazy.map { values[start + $0] })
+            updates[index].append(batch.slots[slot].id!, rowAt: start)
             batch.slots[slot].attributesChanged = true
         }
         for update in updates { try writer.update(update) }

@@ -114,12 +114,37 @@ public struct UpdateBatch: Sendable {
     public let attributes: [String]
     /// The object each row changes, in order.
     public private(set) var ids: [ObjectID] = []
-    @usableFromInline var values: [Value?] = []
+    /// The values, a row after another; or the import's values of a whole batch, shared (each row
+    /// found at its start, each attribute at its offset from there).
+    @usableFromInline var storage: [Value?] = []
+    /// Where each row's values start in `storage`.
+    @usableFromInline var starts: [Int] = []
+    /// Where each attribute's value is from a row's start.
+    @usableFromInline let offsets: [Int]
+    /// Whether `storage` is shared: rows are then appended by their start only.
+    private let shared: Bool
+    /// The largest offset (-1: none).
+    private let reach: Int
 
     /// An empty batch of changes to `entity` objects, each row setting or clearing `attributes`.
     public init(entity: String, attributes: [String]) {
         self.entity = entity
         self.attributes = attributes
+        offsets = Array(attributes.indices)
+        shared = false
+        reach = attributes.count - 1
+    }
+
+    /// An empty batch whose rows are read from `storage`: a row appended at `start` sets attribute
+    /// `a` to `storage[start + offsets[a]]`. The import's values are shared so, not copied.
+    init(entity: String, attributes: [String], sharing storage: [Value?], offsets: [Int]) {
+        precondition(offsets.count == attributes.count, "one offset per attribute")
+        self.entity = entity
+        self.attributes = attributes
+        self.storage = storage
+        self.offsets = offsets
+        shared = true
+        reach = offsets.max() ?? -1
     }
 
     /// The number of rows.
@@ -127,14 +152,24 @@ public struct UpdateBatch: Sendable {
 
     /// Appends a row: the object and one value (nil: clear) per attribute, in order.
     public mutating func append(_ id: ObjectID, _ values: some Collection<Value?>) {
+        precondition(!shared, "a batch sharing its values appends rows by their start")
         precondition(values.count == attributes.count, "a row of \(entity) needs \(attributes.count) values, got \(values.count)")
         ids.append(id)
-        self.values.append(contentsOf: values)
+        starts.append(storage.count)
+        storage.append(contentsOf: values)
+    }
+
+    /// Appends a row of a batch sharing its values: the object, whose values start at `start`.
+    mutating func append(_ id: ObjectID, rowAt start: Int) {
+        precondition(shared, "a batch of its own values appends rows with their values")
+        precondition(start >= 0 && start + reach < storage.count, "a row of \(entity) needs \(attributes.count) values")
+        ids.append(id)
+        starts.append(start)
     }
 
     /// The value (nil: clear) of attribute number `attribute` in row `row`.
     @inlinable
-    public func value(row: Int, attribute: Int) -> Value? { values[row * attributes.count + attribute] }
+    public func value(row: Int, attribute: Int) -> Value? { storage[starts[row] + offsets[attribute]] }
 }
 
 /// New links of many objects through one relationship, set together by
