@@ -318,14 +318,16 @@ final class ImportSession {
 
         // The other links: resolve targets, take the current links from the lookup or read them
         // in one call per relationship, and set those that differ.
-        // Each link's targets are a run of one flat array (no array per link).
-        var resolved: [(link: Int, ids: Range<Int>, looked: ObjectID??, read: Int)] = []
+        // Each link's targets are a run of one flat array (no array per link); what the later
+        // passes need of its source is taken now, while the source's slot is at hand.
+        var resolved: [ResolvedLink] = []
         var resolvedIDs: [ObjectID] = []
         var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
             // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             let slot = batch.links[index].slot
-            if batch.slots[slot].id == nil || batch.slots[slot].tombstone { continue }
+            guard let source = batch.slots[slot].id, !batch.slots[slot].tombstone else { continue }
+            let relationship = linkBase[batch.slots[slot].entity] + batch.links[index].position
             let destination = batch.links[index].destination
             let start = resolvedIDs.count
             for target in batch.links[index].targets {
@@ -334,7 +336,8 @@ final class ImportSession {
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
             if batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count { pending.append(index) }
-            resolved.append((index, start..<resolvedIDs.count, lookedUpTarget(slot: slot, position: batch.links[index].position), -1))
+            resolved.append(ResolvedLink(link: index, slot: slot, source: source, relationship: relationship, ids: start..<resolvedIDs.count,
+                                         looked: lookedUpTarget(slot: slot, position: batch.links[index].position)))
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
@@ -347,11 +350,9 @@ final class ImportSession {
         // row `read` of the relationship's batch.
         var sourcesRead = [[ObjectID]](repeating: [], count: links.count)
         for k in resolved.indices where resolved[k].looked == nil {
-            let index = resolved[k].link
-            let slot = batch.links[index].slot
-            let r = linkBase[batch.slots[slot].entity] + batch.links[index].position
+            let r = resolved[k].relationship
             resolved[k].read = sourcesRead[r].count
-            sourcesRead[r].append(batch.slots[slot].id!)
+            sourcesRead[r].append(resolved[k].source)
         }
         var current = [LinkBatch](repeating: LinkBatch(entity: "", relationship: ""), count: links.count)
         for r in sourcesRead.indices where !sourcesRead[r].isEmpty {
@@ -360,13 +361,11 @@ final class ImportSession {
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
         var writes = LinkWrites(links)
-        for (index, range, looked, read) in resolved {
-            let ids = resolvedIDs[range]
-            let slot = batch.links[index].slot
-            let source = batch.slots[slot].id!
-            let r = linkBase[batch.slots[slot].entity] + batch.links[index].position
+        for link in resolved {
+            let ids = resolvedIDs[link.ids]
+            let (slot, source, r) = (link.slot, link.source, link.relationship)
             let inverse = links[r].inverse.map { linkBase[$0.entity] + $0.position }
-            if let looked {
+            if let looked = link.looked {
                 // A to-one link whose current target the lookup read (the inverse is not set in
                 // this batch, so nothing written since has changed it).
                 if ids.count <= 1 && ids.first == looked { continue }
@@ -374,7 +373,7 @@ final class ImportSession {
                 batch.slots[slot].linksChanged = true
                 continue
             }
-            let before = current[r].targets(row: read)
+            let before = current[r].targets(row: link.read)
             let same = links[r].inOrder ? before.elementsEqual(ids) : Self.sameSet(before, ids)
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
@@ -384,12 +383,26 @@ final class ImportSession {
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
             // elsewhere in the payload), not only unlinked.
-            if options.deleteRelationships, !same, !batch.links[index].byReference, let inverseName = links[r].orphanedBy {
+            if options.deleteRelationships, !same, !batch.links[link.link].byReference, let inverseName = links[r].orphanedBy {
                 let kept = Set(ids)
                 for child in before where !kept.contains(child) { orphans.append((child, inverseName)) }
             }
         }
         try writes.flush(writer)
+    }
+
+    /// A link of the batch to set: its index among the batch's links, its source (slot and id)
+    /// and relationship (flat index, see ``links``), its targets (a run of the resolved ids), the
+    /// current target the lookup read (to-one relationships), and its row in the read of the
+    /// relationship's current links (-1: not read).
+    private struct ResolvedLink {
+        let link: Int
+        let slot: Int
+        let source: ObjectID
+        let relationship: Int
+        let ids: Range<Int>
+        let looked: ObjectID??
+        var read = -1
     }
 
     /// Whether two lists of ids hold the same ids, in any order (a few are compared in place).
