@@ -30,15 +30,16 @@ extension SQLiteTransaction {
         var targets: [Int64] = []
         var ends: [Int] = []
         ends.reserveCapacity(batch.count)
-        var distinctSources = Set<Int64>(minimumCapacity: batch.count)
-        var distinctTargets = Set<Int64>()
+        var distinctSources = RowSet()
+        var distinctTargets = RowSet()
+        var targetList: [Int64] = []  // the distinct targets, in order
         var orderDependent = false
         for (row, source) in batch.sources.enumerated() {
             guard source.entity == batch.entity else {
                 throw StoreError(.typeMismatch, entity: batch.entity, member: batch.relationship,
                                  "a link batch of \(batch.entity).\(batch.relationship) names \(source), an object of another entity")
             }
-            if !distinctSources.insert(source.rowID).inserted { orderDependent = true }
+            if !distinctSources.insert(source.rowID) { orderDependent = true }
             let start = targets.count
             for target in batch.targets(row: row) {
                 guard target.entity == destination else {
@@ -47,7 +48,11 @@ extension SQLiteTransaction {
                 }
                 if !targets[start...].contains(target.rowID) {
                     targets.append(target.rowID)
-                    if !distinctTargets.insert(target.rowID).inserted && targetToOne { orderDependent = true }
+                    if distinctTargets.insert(target.rowID) {
+                        targetList.append(target.rowID)
+                    } else if targetToOne {
+                        orderDependent = true
+                    }
                 }
             }
             if sourceToOne && targets.count - start > 1 {
@@ -62,8 +67,8 @@ extension SQLiteTransaction {
             }
             return
         }
-        try requireStored(info, Array(distinctSources))
-        try requireStored(self.info(destination), Array(distinctTargets))
+        try requireStored(info, sources)  // each once: a source named twice was written row by row
+        try requireStored(self.info(destination), targetList)
 
         // What is linked now (with positions, for a join table), and the difference.
         let joinTable: (name: String, shape: JoinShape)? = if case .joinTable(let table, let shape) = link.storage { (table, shape) } else { nil }
@@ -100,7 +105,7 @@ extension SQLiteTransaction {
         var changedSources: [Int64] = []
         // The targets whose links change, each recorded in the change set once, in order.
         var touched: [Int64] = []
-        var touchedSet = Set<Int64>()
+        var touchedSet = RowSet()
         for (row, source) in sources.enumerated() {
             let new = targets[(row == 0 ? 0 : ends[row - 1])..<ends[row]]
             let before = old[source]
@@ -116,7 +121,7 @@ extension SQLiteTransaction {
             }
             for (target, position, otherPosition) in before where !(hashed ? stays.contains(target) : new.contains(target)) {
                 if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) } else { removals.append((source, target)) }
-                if touchedSet.insert(target).inserted { touched.append(target) }
+                if touchedSet.insert(target) { touched.append(target) }
             }
             for (index, target) in new.enumerated() {
                 let found = hashed ? kept[target] : before.first { $0.target == target }.map { ($0.position, $0.otherPosition) }
@@ -125,16 +130,16 @@ extension SQLiteTransaction {
                         moves.append((source, target, Int64(index), otherPosition))
                         if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) }
                     }
-                    if targetToOne, touchedSet.insert(target).inserted { touched.append(target) }
+                    if targetToOne, touchedSet.insert(target) { touched.append(target) }
                 } else {
                     additions.append((source, target, ordered ? Int64(index) : 0))
-                    if touchedSet.insert(target).inserted { touched.append(target) }
+                    if touchedSet.insert(target) { touched.append(target) }
                 }
             }
-            markUpdated(ObjectID(entity: batch.entity, rowID: source), batch.relationship)
         }
         guard !changedSources.isEmpty else { return }
-        for target in touched { markUpdated(ObjectID(entity: destination, rowID: target), otherName) }
+        changes.recordUpdate(of: changedSources.lazy.map { ObjectID(entity: batch.entity, rowID: $0) }, properties: [batch.relationship])
+        changes.recordUpdate(of: touched.lazy.map { ObjectID(entity: destination, rowID: $0) }, properties: [otherName])
 
         // A target that may have one partner leaves the one it had (which is no source here: two
         // rows naming one such target were written row by row above).
@@ -155,7 +160,7 @@ extension SQLiteTransaction {
             // has, which the table's key or index finds without reading the others.
             var next = targetsOrdered ? try lastPositions(table, sideA, of: additions.map(\.target)) : [:]
             var rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)] = []
-            rows.reserveCapacity(additions.count)
+            rows.reserveCapacity(additions.count + moves.count)
             for (source, target, position) in additions {
                 var position2: Int64 = 0
                 if targetsOrdered {
@@ -164,7 +169,8 @@ extension SQLiteTransaction {
                 }
                 rows.append((source, target, position, position2))
             }
-            try insertLinks(table, sideA, rows + moves.map { ($0.source, $0.target, $0.position, $0.otherPosition) })
+            for move in moves { rows.append((move.source, move.target, move.position, move.otherPosition)) }
+            try insertLinks(table, sideA, rows)
         case .foreignKey(let table, let column):
             if sideA {
                 // The column is the source's own: one row update per source whose target changed.

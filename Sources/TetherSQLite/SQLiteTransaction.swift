@@ -1085,10 +1085,10 @@ struct KnownRows {
         guard !rows.isEmpty else { return }
         var bits = tables.removeValue(forKey: table) ?? RowBits()
         var page = RowBits.Cursor()
-        for row in rows where !bits.insert(row, pageLimit: Self.pageLimit, &page) {
+        for row in rows where bits.insert(row, pageLimit: Self.pageLimit, &page) == .full {
             bits = RowBits()
             page = RowBits.Cursor()
-            _ = bits.insert(row, pageLimit: Self.pageLimit, &page)
+            bits.insert(row, pageLimit: Self.pageLimit, &page)
         }
         tables[table] = bits
     }
@@ -1101,48 +1101,4 @@ struct KnownRows {
     }
 
     mutating func forget() { tables.removeAll() }
-}
-
-/// A set of rowids as bits, in pages of 4,096 rowids found by their number.
-struct RowBits {
-    private static let wordsPerPage = 64
-    /// Each page's first word in `words`, by page number (rowid >> 12).
-    private var pages: [Int64: Int] = [:]
-    private var words: [UInt64] = []
-    /// The page a run of lookups found last: neighbouring rowids share it, and skip the hash.
-    struct Cursor {
-        var page: Int64 = .min
-        var base: Int?
-    }
-
-    func contains(_ row: Int64, _ cursor: inout Cursor) -> Bool {
-        let page = row >> 12
-        if page != cursor.page {
-            cursor = Cursor(page: page, base: pages[page])
-        }
-        guard let base = cursor.base else { return false }
-        let bit = Int(row & 4095)
-        return words[base + bit >> 6] & (1 << UInt64(bit & 63)) != 0
-    }
-
-    /// Adds `row`; false (and nothing added) when it needs a page past `pageLimit`.
-    mutating func insert(_ row: Int64, pageLimit: Int, _ cursor: inout Cursor) -> Bool {
-        let page = row >> 12
-        if page != cursor.page {
-            cursor = Cursor(page: page, base: pages[page])
-        }
-        let base: Int
-        if let known = cursor.base {
-            base = known
-        } else {
-            guard pages.count < pageLimit else { return false }
-            base = words.count
-            pages[page] = base
-            words.append(contentsOf: repeatElement(0, count: Self.wordsPerPage))
-            cursor.base = base
-        }
-        let bit = Int(row & 4095)
-        words[base + bit >> 6] |= 1 << UInt64(bit & 63)
-        return true
-    }
 }

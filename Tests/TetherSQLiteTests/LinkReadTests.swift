@@ -149,4 +149,20 @@ import Tether
         known.forget()
         #expect(known.unknown([scattered.last!], table: "T") == [scattered.last!])
     }
+
+    @Test func aRowSetHashesOnlyPastItsPages() {
+        var set = RowSet()
+        // Dense rows fill a few pages; scattered ones go past the page limit into the hashed set.
+        let rows = Array(Int64(1)...5_000) + (0..<Int64(RowSet.pageLimit * 2)).map { ($0 + 10) << 20 } + [-1, .min, .max]
+        for row in rows {
+            let inserted = set.insert(row)
+            #expect(inserted, "\(row) is new")
+        }
+        for row in rows {
+            #expect(set.contains(row))
+            let again = set.insert(row)
+            #expect(!again, "\(row) is in the set already")
+        }
+        for row: Int64 in [0, 5_001, (9 << 20), (11 << 20) + 1, -2, .max - 1] { #expect(!set.contains(row), "\(row) was never added") }
+    }
 }
