@@ -235,6 +235,8 @@ enum StatementKey: Hashable {
     case deleteLinks(table: String, shape: JoinShape, size: Int)
     /// Deleting `size` links of a join table keyed by side a's (or b's) row and position.
     case deleteKeyedLinks(table: String, sideA: Bool, size: Int)
+    /// Deleting every link of `size` rows of side a (or b) of a join table.
+    case deleteRowLinks(table: String, sideA: Bool, size: Int)
     /// The last position among their links of `size` rows of a join table's other side.
     case lastPositions(table: String, sideA: Bool, size: Int)
     /// Setting a foreign-key column of `size` rows, each to its own value.

@@ -106,6 +106,9 @@ extension SQLiteTransaction {
         // The targets whose links change, each recorded in the change set once, in order.
         var touched: [Int64] = []
         var touchedSet = RowSet()
+        // Sources of a join table that keep none of their links: all of them deleted at once, by
+        // the source's row (one seek for a source's links, not one per link).
+        var cleared: [Int64] = []
         for (row, source) in sources.enumerated() {
             let new = targets[(row == 0 ? 0 : ends[row - 1])..<ends[row]]
             let before = old[source]
@@ -119,8 +122,13 @@ extension SQLiteTransaction {
                 for (target, position, otherPosition) in before { kept[target] = (position, otherPosition) }
                 stays = Set(new)
             }
-            for (target, position, otherPosition) in before where !(hashed ? stays.contains(target) : new.contains(target)) {
-                if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) } else { removals.append((source, target)) }
+            let goes = { (target: Int64) in !(hashed ? stays.contains(target) : new.contains(target)) }
+            let allGo = joinTable != nil && before.count > 1 && before.allSatisfy { goes($0.target) }
+            if allGo { cleared.append(source) }
+            for (target, position, otherPosition) in before where goes(target) {
+                if !allGo {
+                    if keyedBy.keyed { keyed.append(key(source, target, position, otherPosition)) } else { removals.append((source, target)) }
+                }
                 if touchedSet.insert(target) { touched.append(target) }
             }
             for (index, target) in new.enumerated() {
@@ -154,6 +162,7 @@ extension SQLiteTransaction {
 
         switch link.storage {
         case .joinTable(let table, let shape):
+            try deleteLinks(table, sideA, of: cleared)
             try deleteLinks(table, shape, sideA, removals + (keyedBy.keyed ? [] : moves.map { ($0.source, $0.target) }))
             try deleteLinks(table, keyedBy.sideA, keyed)
             // New links go last among an ordered target's links: after the largest position it
@@ -268,6 +277,17 @@ extension SQLiteTransaction {
         }) { statement, slot, index in
             try statement.bind(Int32(slot * 2 + 1), keys[index].row)
             try statement.bind(Int32(slot * 2 + 2), keys[index].position)
+        }
+    }
+
+    /// Deletes every link of `rows` (of side a, or b) of a join table, a few dozen rows per
+    /// statement: each row's links are found by one seek of the key or index that starts with it.
+    private func deleteLinks(_ table: String, _ sideA: Bool, of rows: [Int64]) throws {
+        let (own, _, _, _) = joinColumns(sideA: sideA)
+        try inStatements(of: rows.count, { .deleteRowLinks(table: table, sideA: sideA, size: $0) }, "unlinking", { size in
+            "DELETE FROM \(table) WHERE \(own) IN (SELECT \"column1\" FROM (VALUES " + Array(repeating: "(?)", count: size).joined(separator: ", ") + "))"
+        }) { statement, slot, index in
+            try statement.bind(Int32(slot + 1), rows[index])
         }
     }
 
