@@ -165,4 +165,37 @@ import Tether
         }
         for row: Int64 in [0, 5_001, (9 << 20), (11 << 20) + 1, -2, .max - 1] { #expect(!set.contains(row), "\(row) was never added") }
     }
+
+    /// A source that keeps none of its links has them deleted by its row: from either side of a
+    /// join table, beside sources that keep some, and the other side's lists stay in order.
+    @Test func sourcesThatKeepNoneOfTheirLinksAreClearedByRow() async throws {
+        let directory = try TemporaryDirectory()
+        let (store, client) = try await Self.store(directory)
+        try await store.writeSQL { db in
+            let issues = try db.fetch(Query("Issue", sortedBy: [Sort("id")])).map(\.id)
+            let labels = try db.fetch(Query("Label", sortedBy: [Sort("id")])).map(\.id)
+            var batch = LinkBatch(entity: "Issue", relationship: "labels")
+            batch.append(issues[0], to: [labels[1], labels[0]])  // keeps two, reordered
+            batch.append(issues[1], to: [labels[2], labels[1]])  // keeps none of one
+            try db.setRelated(batch)
+            // From the labels' side (the table's unordered side): label 21 keeps none of its two
+            // issues; label 20 keeps issue 1 and gains issue 2 (last in issue 2's labels).
+            var byLabel = LinkBatch(entity: "Label", relationship: "issues")
+            byLabel.append(labels[1], to: [])
+            byLabel.append(labels[0], to: [issues[1], issues[0]])
+            try db.setRelated(byLabel)
+            #expect(try db.related("labels", of: issues[0]) == [labels[0]])
+            #expect(try db.related("labels", of: issues[1]) == [labels[2], labels[0]])
+            var again = LinkBatch(entity: "Issue", relationship: "labels")
+            again.append(issues[0], to: [labels[2]])  // keeps none of one
+            again.append(issues[1], to: [labels[1]])  // keeps none of two
+            try db.setRelated(again)
+        }
+        #expect(try await Self.ids(client, "labels", of: 1) == [.int(22)])
+        #expect(try await Self.ids(client, "labels", of: 2) == [.int(21)])
+        for (label, issues) in [(20, []), (21, [2]), (22, [1])] as [(Int64, [Int64])] {
+            let object = try #require(try await client.object("Label", identity: .int(label)))
+            #expect(Set(try await client.related("issues", of: object.id).map { $0["id"] }) == Set(issues.map { Value.int($0) }), "label \(label)")
+        }
+    }
 }
