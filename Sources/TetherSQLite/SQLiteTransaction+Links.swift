@@ -146,8 +146,8 @@ extension SQLiteTransaction {
             }
         }
         guard !changedSources.isEmpty else { return }
-        changes.recordUpdate(of: changedSources.lazy.map { ObjectID(entity: batch.entity, rowID: $0) }, properties: [batch.relationship])
-        changes.recordUpdate(of: touched.lazy.map { ObjectID(entity: destination, rowID: $0) }, properties: [otherName])
+        changes.recordUpdate(of: changedSources.map { ObjectID(entity: batch.entity, rowID: $0) }, properties: [batch.relationship])
+        changes.recordUpdate(of: touched.map { ObjectID(entity: destination, rowID: $0) }, properties: [otherName])
 
         // A target that may have one partner leaves the one it had (which is no source here: two
         // rows naming one such target were written row by row above).

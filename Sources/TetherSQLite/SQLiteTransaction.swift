@@ -162,7 +162,7 @@ public final class SQLiteTransaction: StoreWriter {
         try lookUp(info, batch.identities, columns: columns) { position, row in
             var changed: [Int] = []
             for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
-                if !Codec.matches(row, 2 + column, batch.value(row: position, attribute: a), as: types[a]) { changed.append(a) }
+                if !batch.withValue(row: position, attribute: a, { Codec.matches(row, 2 + column, $0, as: types[a]) }) { changed.append(a) }
             }
             let targets = linkColumns.map { link in
                 link.column.flatMap { row.isNull($0) ? nil : ObjectID(entity: link.destination, rowID: row.int($0)) }

@@ -243,6 +243,17 @@ public struct ChangeSet: Sendable, Hashable {
     /// Records that `properties` of the objects `ids` changed: each becomes updated (unless this
     /// transaction inserted it) with those properties. What stores call as they write.
     public mutating func recordUpdate(of ids: some Sequence<ObjectID>, properties: Set<String>) {
+        record(ids, properties)
+    }
+
+    /// Records that `properties` of the objects `ids` changed (see
+    /// ``recordUpdate(of:properties:)-(Sequence<ObjectID>,_)``): the same, for an array, without
+    /// generic dispatch per object when a store in another module calls it.
+    public mutating func recordUpdate(of ids: [ObjectID], properties: Set<String>) {
+        record(ids, properties)
+    }
+
+    private mutating func record(_ ids: some Sequence<ObjectID>, _ properties: Set<String>) {
         var index: Int?
         for id in ids where !inserted.contains(id) {
             updated.insert(id)
@@ -259,7 +270,7 @@ public struct ChangeSet: Sendable, Hashable {
         }
     }
 
-    /// Records that `properties` of `id` changed (see ``recordUpdate(of:properties:)``).
+    /// Records that `properties` of `id` changed (see ``recordUpdate(of:properties:)-(Sequence<ObjectID>,_)``).
     public mutating func recordUpdate(of id: ObjectID, properties: Set<String>) {
         recordUpdate(of: CollectionOfOne(id), properties: properties)
     }

@@ -358,6 +358,13 @@ public struct LookupBatch: Sendable {
         isGiven(row: row, attribute: attribute) ? storage[starts[row] + attribute] : nil
     }
 
+    /// Calls `body` with the value row `row` gives for attribute number `attribute` (which it
+    /// must give), borrowed where it lies rather than copied.
+    @inlinable
+    public func withValue<R>(row: Int, attribute: Int, _ body: (borrowing Value?) throws -> R) rethrows -> R {
+        try body(storage[starts[row] + attribute])
+    }
+
     /// The positions row `row` gives, ascending.
     public func givenPositions(row: Int) -> [Int] {
         attributes.indices.filter { isGiven(row: row, attribute: $0) }
