@@ -79,8 +79,8 @@ extension SQLiteTransaction {
         // What the import has just read (a join table with `related(_:of:)`, a foreign key with
         // `compare(_:)`), if unchanged since (taken out: this batch writes these links).
         let old: JoinLinks
-        if let read = linkReads.removeValue(forKey: link.storage), read.sideA == sideA, read.covers(sources) {
-            old = read.links
+        if let read = linkReads.removeValue(forKey: link.storage), read.sideA == sideA, let links = read.links(of: sources) {
+            old = links
         } else {
             old = try links(link, sideA: sideA, of: sources)
         }

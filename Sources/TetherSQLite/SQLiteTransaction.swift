@@ -138,7 +138,6 @@ public final class SQLiteTransaction: StoreWriter {
         // The links of the columns read, kept for the link batches that may follow (a write's).
         var readStorages: [Layout.Storage] = []
         var readColumns: [Int] = []
-        var columnLinks: [JoinLinks] = []
         for name in batch.relationships {
             let (link, sideA) = try relationship(entity, name)
             guard sideA ? link.aToOne : link.bToOne else {
@@ -148,7 +147,6 @@ public final class SQLiteTransaction: StoreWriter {
                 if isWritable {
                     readStorages.append(link.storage)
                     readColumns.append(2 + columns.count)
-                    columnLinks.append(JoinLinks(minimumCapacity: batch.count))
                 }
                 linkColumns.append((2 + columns.count, link.bEntity))
                 columns.append(name)
@@ -157,8 +155,10 @@ public final class SQLiteTransaction: StoreWriter {
             }
         }
         var result = [StoredDifference?](repeating: nil, count: batch.count)
-        // The rows found, in the batch's order (the order a link batch of them comes in).
-        var rowsFound = [Int64](repeating: -1, count: readColumns.isEmpty ? 0 : batch.count)
+        // The rows found and the columns' values, by the batch's position (the order a link
+        // batch of them comes in).
+        var rowsFound = [Int64?](repeating: nil, count: readColumns.isEmpty ? 0 : batch.count)
+        var columnValues = [[Int64?]](repeating: [Int64?](repeating: nil, count: batch.count), count: readColumns.count)
         try lookUp(info, batch.identities, columns: columns) { position, row in
             var changed: [Int] = []
             for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
@@ -171,16 +171,16 @@ public final class SQLiteTransaction: StoreWriter {
             if !readColumns.isEmpty {
                 rowsFound[position] = rowID
                 for (k, column) in readColumns.enumerated() where !row.isNull(column) {
-                    columnLinks[k].append(rowID, (row.int(column), 0, 0))
+                    columnValues[k][position] = row.int(column)
                 }
             }
             result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: rowID), changed: changed, targets: targets)
         }
         if !readColumns.isEmpty {
-            let rows = rowsFound.filter { $0 >= 0 }
-            for k in columnLinks.indices {
-                columnLinks[k].finish()
-                linkReads[readStorages[k]] = LinkRead(sideA: true, rows: rows, links: columnLinks[k])
+            let found = rowsFound.indices.filter { rowsFound[$0] != nil }
+            let rows = found.map { rowsFound[$0]! }
+            for k in readColumns.indices {
+                linkReads[readStorages[k]] = LinkRead(sideA: true, rows: rows, links: .column(found.map { columnValues[k][$0] }))
             }
         }
         for (r, link) in linkColumns.enumerated() where link.column == nil {
@@ -480,7 +480,7 @@ public final class SQLiteTransaction: StoreWriter {
                 result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
             }
             if isWritable, case .joinTable = link.storage {
-                linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: links)
+                linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: .joinTable(links))
             }
         }
         return result
@@ -500,7 +500,7 @@ public final class SQLiteTransaction: StoreWriter {
         }
         // Kept for the link batch that may follow, as by related(_:of:).
         if isWritable, case .joinTable = link.storage {
-            linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: links)
+            linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: .joinTable(links))
         }
         return batch
     }
@@ -994,20 +994,60 @@ public final class SQLiteTransaction: StoreWriter {
 /// the order they were named, and their links. Dropped when the transaction writes the links,
 /// deletes a row or runs SQL of its caller's.
 struct LinkRead {
+    /// What was read of the rows' links.
+    enum Links {
+        /// A join table's, by row.
+        case joinTable(JoinLinks)
+        /// A foreign-key column's value of each row read, in order (nil: NULL): kept as read, with
+        /// nothing built per row, since most lookups are followed by no write of the column.
+        case column([Int64?])
+    }
+
     var sideA: Bool
     var rows: [Int64]
-    var links: JoinLinks
+    var links: Links
 
-    /// Whether every one of `sources` was read: walked in step when they come in the order they
-    /// were read (a link batch of the rows read, or of some of them), hashed otherwise.
-    func covers(_ sources: [Int64]) -> Bool {
+    /// The links of `sources` as they were read, when every one of them was read (nil
+    /// otherwise).
+    func links(of sources: [Int64]) -> JoinLinks? {
+        guard let positions = positions(of: sources) else { return nil }
+        switch links {
+        case .joinTable(let links):
+            return links
+        case .column(let values):
+            var links = JoinLinks(minimumCapacity: sources.count)
+            for (source, position) in zip(sources, positions) {
+                if let target = values[position] { links.append(source, (target, 0, 0)) }
+            }
+            links.finish()
+            return links
+        }
+    }
+
+    /// Where each of `sources` is among the rows read, or nil when one was not read: found in
+    /// step when they come in the order read (a link batch of the rows read, or of some of them),
+    /// by hashing otherwise.
+    private func positions(of sources: [Int64]) -> [Int]? {
+        var positions: [Int] = []
+        positions.reserveCapacity(sources.count)
         var i = rows.startIndex
         for source in sources {
             while i < rows.endIndex && rows[i] != source { i += 1 }
-            if i == rows.endIndex { return Set(rows).isSuperset(of: sources) }
+            guard i < rows.endIndex else {
+                var index: [Int64: Int] = [:]
+                for (position, row) in rows.enumerated() where index[row] == nil { index[row] = position }
+                var found: [Int] = []
+                found.reserveCapacity(sources.count)
+                for source in sources {
+                    guard let position = index[source] else { return nil }
+                    found.append(position)
+                }
+                return found
+            }
+            positions.append(i)
             i += 1
         }
-        return true
+        return positions
     }
 }
 

@@ -109,14 +109,25 @@ import Tether
         #expect(changes.1.filter { $0.entity == "Issue" }.count == 1)
     }
 
-    @Test func aReadCoversTheRowsItReadInAnyOrder() {
-        let read = LinkRead(sideA: true, rows: [5, 1, 9, 3], links: JoinLinks())
-        #expect(read.covers([]))
-        #expect(read.covers([5, 9]))
-        #expect(read.covers([1, 3]))
-        #expect(read.covers([3, 5]))  // out of order: hashed
-        #expect(!read.covers([5, 7]))
-        #expect(!read.covers([4]))
+    @Test func aReadGivesTheLinksOfTheRowsItReadInAnyOrder() {
+        var joined = JoinLinks()
+        joined.append(1, (10, 0, 0))
+        joined.append(3, (30, 0, 0))
+        joined.append(3, (31, 1, 0))
+        joined.finish()
+        let joinRead = LinkRead(sideA: true, rows: [5, 1, 9, 3], links: .joinTable(joined))
+        let columnRead = LinkRead(sideA: true, rows: [5, 1, 9, 3], links: .column([nil, 10, nil, 30]))
+        for (read, three) in [(joinRead, [30, 31] as [Int64]), (columnRead, [30])] {
+            func targets(_ sources: [Int64]) -> [[Int64]]? {
+                read.links(of: sources).map { links in sources.map { links[$0].map(\.target) } }
+            }
+            #expect(targets([]) == [])
+            #expect(targets([5, 9]) == [[], []])
+            #expect(targets([1, 3]) == [[10], three])
+            #expect(targets([3, 1]) == [three, [10]])  // out of order: hashed
+            #expect(targets([5, 7]) == nil)
+            #expect(targets([4]) == nil)
+        }
     }
 
     @Test func joinLinksKeepEachRowsRunAndTheFirstReadOfARow() {
