@@ -19,8 +19,6 @@ struct RowBits {
         case full
     }
 
-    var pageCount: Int { pages.count }
-
     func contains(_ row: Int64, _ cursor: inout Cursor) -> Bool {
         let page = row >> 12
         if page != cursor.page {

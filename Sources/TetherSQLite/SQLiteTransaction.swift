@@ -135,19 +135,16 @@ public final class SQLiteTransaction: StoreWriter {
         // Each relationship's column among those read (nil: read afterwards), and its destination.
         var linkColumns: [(column: Int?, destination: String)] = []
         var columns = read.map { batch.attributes[$0] }
-        // The links of the columns read, kept for the link batches that may follow (a write's).
-        var readStorages: [Layout.Storage] = []
-        var readColumns: [Int] = []
+        // The foreign-key columns read, by the place of their relationship among the batch's:
+        // kept for the link batch that may follow (a write's).
+        var columnReads: [(storage: Layout.Storage, relationship: Int)] = []
         for name in batch.relationships {
             let (link, sideA) = try relationship(entity, name)
             guard sideA ? link.aToOne : link.bToOne else {
                 throw StoreError(.unsupported, entity: entity, member: name, "a lookup reads to-one relationships only; \(entity).\(name) is to-many")
             }
             if case .foreignKey = link.storage, sideA {
-                if isWritable {
-                    readStorages.append(link.storage)
-                    readColumns.append(2 + columns.count)
-                }
+                if isWritable { columnReads.append((link.storage, linkColumns.count)) }
                 linkColumns.append((2 + columns.count, link.bEntity))
                 columns.append(name)
             } else {
@@ -155,10 +152,6 @@ public final class SQLiteTransaction: StoreWriter {
             }
         }
         var result = [StoredDifference?](repeating: nil, count: batch.count)
-        // The rows found and the columns' values, by the batch's position (the order a link
-        // batch of them comes in).
-        var rowsFound = [Int64?](repeating: nil, count: readColumns.isEmpty ? 0 : batch.count)
-        var columnValues = [[Int64?]](repeating: [Int64?](repeating: nil, count: batch.count), count: readColumns.count)
         try lookUp(info, batch.identities, columns: columns) { position, row in
             var changed: [Int] = []
             for (column, a) in read.enumerated() where batch.isGiven(row: position, attribute: a) {
@@ -167,20 +160,14 @@ public final class SQLiteTransaction: StoreWriter {
             let targets = linkColumns.map { link in
                 link.column.flatMap { row.isNull($0) ? nil : ObjectID(entity: link.destination, rowID: row.int($0)) }
             }
-            let rowID = row.int(1)
-            if !readColumns.isEmpty {
-                rowsFound[position] = rowID
-                for (k, column) in readColumns.enumerated() where !row.isNull(column) {
-                    columnValues[k][position] = row.int(column)
-                }
-            }
-            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: rowID), changed: changed, targets: targets)
+            result[position] = StoredDifference(id: ObjectID(entity: entity, rowID: row.int(1)), changed: changed, targets: targets)
         }
-        if !readColumns.isEmpty {
-            let found = rowsFound.indices.filter { rowsFound[$0] != nil }
-            let rows = found.map { rowsFound[$0]! }
-            for k in readColumns.indices {
-                linkReads[readStorages[k]] = LinkRead(sideA: true, rows: rows, links: .column(found.map { columnValues[k][$0] }))
+        if !columnReads.isEmpty {
+            // The objects found, in the batch's order (the order a link batch of them comes in).
+            let found = result.compactMap { $0 }
+            let rows = found.map(\.id.rowID)
+            for (storage, r) in columnReads {
+                linkReads[storage] = LinkRead(sideA: true, rows: rows, links: .column(found.map { $0.targets[r]?.rowID }))
             }
         }
         for (r, link) in linkColumns.enumerated() where link.column == nil {
@@ -473,17 +460,22 @@ public final class SQLiteTransaction: StoreWriter {
         for (entity, rows) in byEntity {
             let (link, sideA) = try self.relationship(entity, relationship)
             let other = sideA ? link.bEntity : link.aEntity
-            // Read with positions (a row named twice is read once); a write keeps a join table's
-            // for the link batch that may follow.
-            let links = try links(link, sideA: sideA, of: rows)
-            links.forEach { row, linked in
+            try readKeeping(link, sideA: sideA, of: rows).forEach { row, linked in
                 result[ObjectID(entity: entity, rowID: row)] = linked.map { ObjectID(entity: other, rowID: $0.target) }
-            }
-            if isWritable, case .joinTable = link.storage {
-                linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: .joinTable(links))
             }
         }
         return result
+    }
+
+    /// The links of `rows` through `link`, read with their positions (a row named twice is read
+    /// once) for ``related(_:of:)`` and ``links(_:of:)``; a write keeps a join table's for the
+    /// link batch that may follow.
+    private func readKeeping(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> JoinLinks {
+        let links = try links(link, sideA: sideA, of: rows)
+        if isWritable, case .joinTable = link.storage {
+            linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: .joinTable(links))
+        }
+        return links
     }
 
     public func links(_ relationship: String, of sources: [ObjectID]) throws -> LinkBatch {
@@ -493,14 +485,10 @@ public final class SQLiteTransaction: StoreWriter {
         let (link, sideA) = try self.relationship(entity, relationship)
         let other = sideA ? link.bEntity : link.aEntity
         let rows = sources.map(\.rowID)
-        let links = try links(link, sideA: sideA, of: rows)
+        let links = try readKeeping(link, sideA: sideA, of: rows)
         batch.reserveCapacity(rows: rows.count, targets: links.count)
         for (source, row) in zip(sources, rows) {
             batch.append(source, to: links[row].lazy.map { ObjectID(entity: other, rowID: $0.target) })
-        }
-        // Kept for the link batch that may follow, as by related(_:of:).
-        if isWritable, case .joinTable = link.storage {
-            linkReads[link.storage] = LinkRead(sideA: sideA, rows: rows, links: .joinTable(links))
         }
         return batch
     }

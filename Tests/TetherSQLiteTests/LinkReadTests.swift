@@ -36,6 +36,11 @@ import Tether
         return (store, client)
     }
 
+    /// The ids of every object of `entity`, by their `id` attribute.
+    static func ids(of entity: String, in db: SQLiteTransaction) throws -> [ObjectID] {
+        try db.fetch(Query(entity, sortedBy: [Sort("id")])).map(\.id)
+    }
+
     static func ids(_ client: Client, _ relationship: String, of issue: Int64) async throws -> [Value?] {
         let object = try #require(try await client.object("Issue", identity: .int(issue)))
         return try await client.related(relationship, of: object.id).map { $0["id"] }
@@ -47,8 +52,8 @@ import Tether
         let directory = try TemporaryDirectory()
         let (store, client) = try await Self.store(directory)
         try await store.writeSQL { db in
-            let issues = try db.fetch(Query("Issue", sortedBy: [Sort("id")])).map(\.id)
-            let labels = try db.fetch(Query("Label", sortedBy: [Sort("id")])).map(\.id)
+            let issues = try Self.ids(of: "Issue", in: db)
+            let labels = try Self.ids(of: "Label", in: db)
             _ = try db.related("labels", of: issues)  // remembered for the next batch
             try db.setRelated("labels", of: issues[0], to: [labels[1], labels[0], labels[2]])
             // Back to the order read: against the read, nothing would change.
@@ -71,7 +76,7 @@ import Tether
             lookup.append(IdentityKey(.int(1)), values: [], given: [])
             lookup.append(IdentityKey(.int(2)), values: [], given: [])
             let found = try db.compare(lookup).map { try #require($0) }
-            let users = try db.fetch(Query("User", sortedBy: [Sort("id")])).map(\.id)
+            let users = try Self.ids(of: "User", in: db)
             #expect(found.map(\.targets) == [[users[0]], [users[1]]])
             // User 11 takes issue 1 (issue 1's assignee column changes to 11).
             var assigned = LinkBatch(entity: "User", relationship: "assigned")
@@ -183,8 +188,8 @@ import Tether
         let directory = try TemporaryDirectory()
         let (store, client) = try await Self.store(directory)
         try await store.writeSQL { db in
-            let issues = try db.fetch(Query("Issue", sortedBy: [Sort("id")])).map(\.id)
-            let labels = try db.fetch(Query("Label", sortedBy: [Sort("id")])).map(\.id)
+            let issues = try Self.ids(of: "Issue", in: db)
+            let labels = try Self.ids(of: "Label", in: db)
             var batch = LinkBatch(entity: "Issue", relationship: "labels")
             batch.append(issues[0], to: [labels[1], labels[0]])  // keeps two, reordered
             batch.append(issues[1], to: [labels[2], labels[1]])  // keeps none of one
