@@ -70,8 +70,8 @@ enum Codec {
 
     /// Whether column `i` of `row` holds `value` (nil: NULL) for an attribute of `type`: exactly
     /// `decode(row, i, as: type) == value`, without building the stored value where the column
-    /// holds what this codec writes. Two strings with different bytes can still be equal (Unicode
-    /// canonical equivalence): bytes that differ outside ASCII are decoded and compared as strings.
+    /// holds what this codec writes. Strings are equal when their UTF-8 bytes are, as `Value.==`
+    /// has it (not by Unicode canonical equivalence).
     static func matches(_ row: Row, _ i: Int, _ value: borrowing Value?, as type: AttributeType) -> Bool {
         let stored = row.type(i)
         if stored == SQLITE_NULL { return value == nil }
@@ -81,14 +81,12 @@ enum Codec {
         case .string(let string)?:
             guard case .string = type, stored == SQLITE_TEXT else { break }
             let bytes = row.textBytes(i)
-            let outcome: Bool?? = string.utf8.withContiguousStorageIfAvailable { utf8 in
-                if utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0) {
-                    return true
-                }
-                if utf8.allSatisfy({ $0 < 0x80 }) && bytes.allSatisfy({ $0 < 0x80 }) { return false }
-                return nil  // outside ASCII: decided by String equality below
+            // By UTF-8 bytes, as `Value.==` compares strings (a string without contiguous UTF-8 is
+            // decoded and compared below).
+            let outcome: Bool? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+                utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
             }
-            if let outcome, let outcome { return outcome }
+            if let outcome { return outcome }
         case .int(let v)?:
             switch type {
             case .int16, .int32, .int64: if stored == SQLITE_INTEGER { return row.int(i) == v }

@@ -55,7 +55,8 @@ public struct RailsNaming: NamingStrategy, Hashable {
         var innerForm: String { modelWord.prefix(1).uppercased() + modelWord.dropFirst() }
     }
 
-    /// The registered conventions, in registration order.
+    /// The registered conventions, sorted by model word: the same conventions make equal namings,
+    /// whether they came as a dictionary or one by one.
     public private(set) var conventions: [Convention] = []
     /// Pluralises entity names into resource paths and singularises to-many relationship names
     /// into foreign keys.
@@ -76,7 +77,8 @@ public struct RailsNaming: NamingStrategy, Hashable {
     public func convention(_ modelWord: String, json jsonWord: String) -> RailsNaming {
         var copy = self
         copy.conventions.removeAll { $0.modelWord == modelWord || $0.jsonWord == jsonWord }
-        copy.conventions.append(Convention(model: modelWord, json: jsonWord))
+        let convention = Convention(model: modelWord, json: jsonWord)
+        copy.conventions.insert(convention, at: copy.conventions.firstIndex { $0.modelWord > modelWord } ?? copy.conventions.endIndex)
         return copy
     }
 

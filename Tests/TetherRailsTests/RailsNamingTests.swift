@@ -47,6 +47,17 @@ import TetherRails
         #expect(naming.jsonKey(for: "theAPIKey", in: "User") == "the_api_key")
     }
 
+    @Test func theSameConventionsMakeEqualNamingsInAnyOrder() {
+        let a = RailsNaming.rails(conventions: ["identifier": "id", "URL": "url"])
+        let b = RailsNaming().convention("identifier", json: "id").convention("URL", json: "url")
+        let c = RailsNaming().convention("URL", json: "url").convention("identifier", json: "id")
+        #expect(a == b)
+        #expect(b == c)
+        #expect(b.conventions.map(\.modelWord) == ["URL", "identifier"])
+        #expect(b.jsonKey(for: "htmlURL", in: "User") == "html_url")
+        #expect(b.modelName(for: "gravatar_id", in: "User") == "gravatarIdentifier")
+    }
+
     @Test func aLaterConventionReplacesAnEarlierOne() {
         let naming = RailsNaming().convention("identifier", json: "id").convention("ID", json: "id")
         #expect(naming.conventions == [RailsNaming.Convention(model: "ID", json: "id")])

@@ -57,4 +57,26 @@ import TetherSQLite
         #expect(!changes.mayHaveChanged(one.id, properties: ["name"]))
         #expect(changes.mayHaveChanged(one.id, properties: ["name", "stars"]))
     }
+
+    /// A string is unchanged when its UTF-8 bytes are: the same text again, also outside ASCII, is
+    /// unchanged; the same text in another normalization form (canonically equivalent, other
+    /// bytes) is a change, as `Value.==` and SQLite have it. Both stores, from bytes and from trees.
+    @Test(arguments: ["memory", "sqlite"], [false, true])
+    func stringsAreComparedByTheirBytes(_ kind: String, tree: Bool) async throws {
+        let folder = try TemporaryDirectory()
+        let store: any Store = kind == "memory" ? InMemoryStore() : try SQLiteStore(path: folder.path())
+        let client = try Client.Builder(schema: Self.schema).store(store).build()
+        func run(_ text: String) async throws -> ImportResult {
+            tree ? try await client.import(try JSON(parsing: text), as: "Repository")
+                : try await client.import(Data(text.utf8), as: "Repository")
+        }
+        _ = try await run(#"[{"id":1,"name":"caf\u00e9 😀"},{"id":2,"name":"plain"}]"#)
+        let same = try await run(#"[{"id":1,"name":"caf\u00e9 😀"},{"id":2,"name":"plain"}]"#)
+        #expect(same.unchanged.count == 2 && same.updated.isEmpty)
+        let decomposed = try await run(#"[{"id":1,"name":"cafe\u0301 😀"},{"id":2,"name":"plaiN"}]"#)
+        #expect(decomposed.updated.count == 2)
+        let stored = try #require(try await client.object("Repository", identity: .int(1)))
+        #expect(stored["name"] == .string("cafe\u{301} 😀"))
+        #expect(stored["name"] != .string("caf\u{e9} 😀"))
+    }
 }
