@@ -168,11 +168,7 @@ enum ImportOracle {
         let seed = data.withUnsafeBytes { UInt(bitPattern: KeyTable.hash($0.bindMemory(to: UInt8.self))) }
         var way = Int(seed % 4)  // 0: bytes, 1: file, 2: tree, 3: .fail
         if way == 2, parsed.isFailure || hasEquivalentKeys(data) { way = 1 }
-        var batchSize: Int? = way == 0 || seed >> 2 & 1 == 1 ? 1 + Int(seed >> 3 % 3) : nil
-        if case .success(let json) = parsed, knownIssueWithBatches(json) {
-            batchSize = nil
-            if way == 0 { way = 1 }
-        }
+        let batchSize: Int? = way == 0 || seed >> 2 & 1 == 1 ? 1 + Int(seed >> 3 % 3) : nil
         switch way {
         case 0, 1, 2:
             let config = Config(source: way == 0 ? .bytes : way == 1 ? .file : .tree, batchSize: batchSize, policy: .report)
@@ -209,18 +205,6 @@ enum ImportOracle {
             guard let thrown = outcome.errorValue as? ImportError, Array(thrown.description.utf8) == Array(expected.description.utf8) else {
                 fail("\(config) did not throw the first rejection", data, "expected \(expected)\n\(reference)\n--- vs ---\n\(outcome)")
             }
-        }
-    }
-
-    /// Known issue (FuzzFindingsTests.anIdReferenceToANewObjectOfTheSameEntity): a to-one id
-    /// reference to an object of the same entity inserted in the same batch is dropped, so
-    /// `parent_id` gives other links with other batch sizes. Until it is fixed, payloads with
-    /// `parent_id` are compared only at the default batch size.
-    static func knownIssueWithBatches(_ json: JSON) -> Bool {
-        switch json {
-        case .object(let members): members.keys.contains("parent_id") || members.values.contains(where: knownIssueWithBatches)
-        case .array(let elements): elements.contains(where: knownIssueWithBatches)
-        default: false
         }
     }
 

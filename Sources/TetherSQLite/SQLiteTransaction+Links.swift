@@ -168,6 +168,11 @@ extension SQLiteTransaction {
             // New links go last among an ordered target's links: after the largest position it
             // has, which the table's key or index finds without reading the others.
             var next = targetsOrdered ? try lastPositions(table, sideA, of: additions.map(\.target)) : [:]
+            // A moved link was deleted above and goes back at its place among its target's links
+            // (which may have been the last): the read did not see it, and a new link goes after it.
+            if targetsOrdered {
+                for move in moves { next[move.target] = max(next[move.target] ?? move.otherPosition, move.otherPosition) }
+            }
             var rows: [(own: Int64, other: Int64, ownPosition: Int64, otherPosition: Int64)] = []
             rows.reserveCapacity(additions.count + moves.count)
             for (source, target, position) in additions {

@@ -102,6 +102,29 @@ extension Checks {
             try await expectSameGraph(mine, theirs, reference, "after a large batch (\(what))")
         }
 
+        // On a relationship ordered on both sides, one batch moves a link among its source's links
+        // and adds a link to the same target from a source stored before: the moved link keeps its
+        // place among the target's links and the new one goes after it, not beside it at one place.
+        let (decks, cards, referenceDecks, referenceCards) = (mine["Deck"]!, mine["Card"]!, theirs["Deck"]!, theirs["Card"]!)
+        try await store.write { writer in
+            try writer.setRelated("cards", of: decks[0], to: [])
+            try writer.setRelated("cards", of: decks[1], to: [cards[0], cards[1]])
+        }
+        try await reference.write { writer in
+            try writer.setRelated("cards", of: referenceDecks[0], to: [])
+            try writer.setRelated("cards", of: referenceDecks[1], to: [referenceCards[0], referenceCards[1]])
+        }
+        var moving = LinkBatch(entity: "Deck", relationship: "cards")
+        moving.append(decks[0], to: [cards[0]])             // new: last among the card's decks
+        moving.append(decks[1], to: [cards[1], cards[0]])   // moved among the deck's cards only
+        let movingBatch = moving
+        try await store.write { try $0.setRelated(movingBatch) }
+        try await reference.write { writer in
+            try writer.setRelated("cards", of: referenceDecks[0], to: [referenceCards[0]])
+            try writer.setRelated("cards", of: referenceDecks[1], to: [referenceCards[1], referenceCards[0]])
+        }
+        try await expectSameGraph(mine, theirs, reference, "after a batch that moves a link and adds one to the same target (ordered on both sides)")
+
         // Errors: a target of another entity, a target or source not stored, several targets for a
         // to-one relationship; the whole batch changes nothing.
         let posts = mine["Post"]!, tags = mine["Tag"]!, authors = mine["Author"]!
