@@ -29,11 +29,13 @@ func quote(_ identifier: String) -> String {
 final class Connection {
     let db: OpaquePointer
     let path: String
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: PreparedStatement] = [:]
     /// The same statements by what they do (``StatementKey``), for the statements a small write
     /// runs many times: found without building and hashing their text.
-    private var keyed: [StatementKey: (sql: String, handle: OpaquePointer)] = [:]
-    private static let cacheLimit = 256
+    private var keyed: [StatementKey: (sql: String, statement: PreparedStatement)] = [:]
+    /// Past this many statements the cache starts again from none. A statement a caller still
+    /// holds stays prepared until the caller lets it go (``PreparedStatement``).
+    static let cacheLimit = 256
 
     init(path: String, readOnly: Bool, busyTimeout: Duration) throws(StoreError) {
         var handle: OpaquePointer?
@@ -52,7 +54,10 @@ final class Connection {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        // No caller holds a statement (a `Statement` keeps its connection), so these are the last
+        // references: the statements are finalized here, before the connection closes.
+        keyed.removeAll()
+        statements.removeAll()
         sqlite3_close_v2(db)
     }
 
@@ -68,7 +73,7 @@ final class Connection {
     var meter = (statements: 0, steps: 0)
     /// Starts the meter at zero, with every cached statement's step counter too.
     func startMeter() {
-        for statement in statements.values { sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1) }
+        for statement in statements.values { sqlite3_stmt_status(statement.handle, SQLITE_STMTSTATUS_VM_STEP, 1) }
         meter = (0, 0)
         meterBySQL = [:]
         metering = true
@@ -136,25 +141,34 @@ final class Connection {
         if rc != SQLITE_OK { throw error(rc, context) }
     }
 
-    private func statement(_ sql: String) throws(StoreError) -> OpaquePointer {
+    private func statement(_ sql: String) throws(StoreError) -> PreparedStatement {
         if let cached = statements[sql] { return cached }
         if statements.count >= Self.cacheLimit {
-            for statement in statements.values { sqlite3_finalize(statement) }
+            // Only the cache lets them go: a statement a caller is binding or stepping (a batch
+            // insert whose rows' links prepare statements of their own) is finalized when the
+            // caller is done with it, not under its feet.
             statements.removeAll()
             keyed.removeAll()
         }
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
-        let rc = sql.withCString { sqlite3_prepare_v3(db, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail) }
+        var rest = ""
+        let rc = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(db, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            // What follows the first statement: `tail` points into `text`, which exists only here.
+            if let tail { rest = String(cString: tail) }
+            return rc
+        }
         guard rc == SQLITE_OK, let statement else {
             throw error(rc, "preparing \(sql)")
         }
-        if let tail, !String(cString: tail).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";"))).isEmpty {
+        if !rest.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";"))).isEmpty {
             sqlite3_finalize(statement)
             throw StoreError(.unsupported, "one SQL statement at a time: \(sql)")
         }
-        statements[sql] = statement
-        return statement
+        let prepared = PreparedStatement(statement)
+        statements[sql] = prepared
+        return prepared
     }
 
     /// Runs one statement with bound arguments, calling `row` for each result row.
@@ -174,16 +188,16 @@ final class Connection {
 
     /// A cached prepared statement, for a caller that binds and steps it itself (batch writes).
     func prepared(_ sql: String) throws(StoreError) -> Statement {
-        Statement(handle: try statement(sql), connection: self, sql: sql)
+        Statement(try statement(sql), connection: self, sql: sql)
     }
 
     /// The cached prepared statement of `key`, whose text `sql` builds the first time.
     func prepared(_ key: StatementKey, _ sql: () -> String) throws(StoreError) -> Statement {
-        if let (text, handle) = keyed[key] { return Statement(handle: handle, connection: self, sql: text) }
+        if let (text, prepared) = keyed[key] { return Statement(prepared, connection: self, sql: text) }
         let text = sql()
-        let handle = try statement(text)
-        keyed[key] = (text, handle)
-        return Statement(handle: handle, connection: self, sql: text)
+        let prepared = try statement(text)
+        keyed[key] = (text, prepared)
+        return Statement(prepared, connection: self, sql: text)
     }
 
     /// The result rows of a query, each decoded by `decode`.
@@ -243,11 +257,30 @@ enum StatementKey: Hashable {
     case setColumn(table: String, column: String, size: Int)
 }
 
+/// A prepared statement of a connection's cache, finalized when neither the cache nor a caller
+/// holds it any longer.
+final class PreparedStatement {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    deinit { sqlite3_finalize(handle) }
+}
+
 /// A prepared statement bound and run directly, without argument arrays: the batch write path.
+/// It keeps its statement prepared (and its connection open) while it exists.
 struct Statement {
     let handle: OpaquePointer
     let connection: Connection
     let sql: String
+    private let prepared: PreparedStatement
+
+    init(_ prepared: PreparedStatement, connection: Connection, sql: String) {
+        self.prepared = prepared
+        handle = prepared.handle
+        self.connection = connection
+        self.sql = sql
+    }
 
     @inline(__always)
     private func check(_ rc: Int32, _ index: Int32) throws(StoreError) {
