@@ -161,6 +161,8 @@ enum Codec {
     /// The argument to compare a column of `type` with `value` in SQL, or nil when such a comparison
     /// is always false (the kinds are not comparable, as in `Condition.matches`).
     static func comparisonArgument(_ type: AttributeType, _ value: Value) -> SQLValue? {
+        // NaN is bound as NULL, and a comparison with it is false (`Condition.matches`).
+        if case .double(let v) = value, v.isNaN { return nil }
         switch (type, value) {
         case (.string, .string), (.int16, .int), (.int32, .int), (.int64, .int), (.int16, .double), (.int32, .double),
             (.int64, .double), (.double, .double), (.float, .double), (.double, .int), (.float, .int), (.bool, .bool),

@@ -380,9 +380,12 @@ public final class SQLiteTransaction: StoreWriter {
         case .isNotNull(let n): return "(\(quote(n)) IS NOT NULL)"
         case .hasPrefix(let n, let p):
             guard info.types[n] == .string else { return "0" }
-            arguments.append(.text(p))
-            arguments.append(.text(p))
-            return "(\(quote(n)) IS NOT NULL AND substr(\(quote(n)), 1, length(?)) = ?)"
+            guard !p.isEmpty else { return "(\(quote(n)) IS NOT NULL)" }
+            // By UTF-8 bytes: on text, length() stops at a NUL and substr() counts characters. On
+            // an empty blob substr() is NULL, hence the coalesce (NOT must stay two-valued).
+            arguments.append(.int(Int64(p.utf8.count)))
+            arguments.append(.blob(Data(p.utf8)))
+            return "(\(quote(n)) IS NOT NULL AND coalesce(substr(CAST(\(quote(n)) AS BLOB), 1, ?), x'') = ?)"
         case .contains(let n, let p):
             guard info.types[n] == .string else { return "0" }
             arguments.append(.text(p))

@@ -117,7 +117,8 @@ extension Value {
         return copy.utf8.withContiguousStorageIfAvailable(body)!
     }
 
-    /// Orders values of the same kind; values of different kinds order by kind. Strings order
+    /// Orders values of the same kind; values of different kinds order by kind, except integers
+    /// and doubles, which compare exactly as numbers (as SQLite compares them). Strings order
     /// by their UTF-8 bytes (code point order), as SQLite orders text.
     /// Used by stores to sort and compare.
     public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult {
@@ -128,8 +129,8 @@ extension Value {
         case (.string(let a), .string(let b)): return cmp(compareUTF8(a, b), 0)
         case (.int(let a), .int(let b)): return cmp(a, b)
         case (.double(let a), .double(let b)): return cmp(a, b)
-        case (.int(let a), .double(let b)): return cmp(Double(a), b)
-        case (.double(let a), .int(let b)): return cmp(a, Double(b))
+        case (.int(let a), .double(let b)): return compareExactly(a, b)
+        case (.double(let a), .int(let b)): return compareExactly(b, a).reversed
         case (.decimal(let a), .decimal(let b)): return cmp(a, b)
         case (.bool(let a), .bool(let b)): return cmp(a ? 1 : 0, b ? 1 : 0)
         case (.date(let a), .date(let b)): return cmp(a, b)
@@ -138,6 +139,19 @@ extension Value {
         case (.url(let a), .url(let b)): return cmp(a.absoluteString, b.absoluteString)
         default: return cmp(lhs.kindOrder, rhs.kindOrder)
         }
+    }
+
+    /// An integer and a double compared as numbers, exactly (as SQLite compares them), not after
+    /// rounding the integer to a double: `Int64.max` is less than 2^63, 2^53 + 1 more than 2^53.
+    /// NaN is neither less nor greater than any integer.
+    static func compareExactly(_ a: Int64, _ b: Double) -> ComparisonResult {
+        if b.isNaN { return .orderedSame }
+        if b >= 9223372036854775808.0 { return .orderedAscending }   // 2^63 and above
+        if b < -9223372036854775808.0 { return .orderedDescending }  // below -2^63
+        let whole = b.rounded(.towardZero)                          // in [-2^63, 2^63): fits
+        let i = Int64(whole)
+        if a != i { return a < i ? .orderedAscending : .orderedDescending }
+        return whole < b ? .orderedAscending : (whole > b ? .orderedDescending : .orderedSame)
     }
 
     private var kindOrder: Int {
@@ -227,4 +241,15 @@ extension UUID: AttributeValue {
 extension URL: AttributeValue {
     public init?(attributeValue: Value) { if case .url(let v) = attributeValue { self = v } else { return nil } }
     public var attributeValue: Value { .url(self) }
+}
+
+extension ComparisonResult {
+    /// The result with its sides swapped.
+    var reversed: ComparisonResult {
+        switch self {
+        case .orderedAscending: .orderedDescending
+        case .orderedDescending: .orderedAscending
+        case .orderedSame: .orderedSame
+        }
+    }
 }

@@ -41,7 +41,7 @@ extension Query {
             return a.id.rowID < b.id.rowID
         }
         let start = min(max(0, offset), matches.count)
-        let end = limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+        let end = limit.map { start + min(matches.count - start, max(0, $0)) } ?? matches.count
         return Array(matches[start..<end])
     }
 }
@@ -126,6 +126,10 @@ public indirect enum Condition: Sendable, Hashable {
     }
 
     private static func comparable(_ a: Value, _ b: Value) -> Bool {
+        // NaN is unordered: a comparison with it is false, as with a value of another kind (SQL
+        // stores bind NaN as NULL).
+        if case .double(let x) = a, x.isNaN { return false }
+        if case .double(let x) = b, x.isNaN { return false }
         switch (a, b) {
         case (.string, .string), (.int, .int), (.double, .double), (.int, .double), (.double, .int),
             (.decimal, .decimal), (.bool, .bool), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
