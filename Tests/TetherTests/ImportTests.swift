@@ -86,6 +86,19 @@ import TetherTestSupport
         #expect(result.unchanged == [user.id])
     }
 
+    /// A number a `Float` cannot hold is rejected for a `.float` attribute, as an integer out of
+    /// its attribute's range is (it was stored, and read back as infinity by a `Float` property).
+    @Test(arguments: [false, true])
+    func aNumberPastFloatsRangeIsReported(tree: Bool) async throws {
+        let client = try makeClient()
+        let text = #"[{"id": 1, "ratio": 0.5}, {"id": 2, "ratio": 1e39}, {"id": 3, "ratio": -3.5e38}, {"id": 4, "ratio": 3.4e38}]"#
+        let result = tree ? try await client.import(JSON(parsing: text), as: "User") : try await client.import(Data(text.utf8), as: "User")
+        #expect(result.diagnostics.map(\.path.description) == ["$[1].ratio", "$[2].ratio"])
+        #expect(result.diagnostics.allSatisfy { $0.problem == .invalidValue && $0.message.contains("out of range for float") })
+        let ratios = try await (1...4).asyncMap { try await client.object("User", identity: .int(Int64($0)))?["ratio"] }
+        #expect(ratios == [.double(0.5), nil, nil, .double(3.4e38)])
+    }
+
     @Test func nullClearsAndMissingKeyKeeps() async throws {
         let client = try makeClient()
         _ = try await client.import(JSON(parsing: #"{"id": 1, "login": "octocat", "age": 3, "admin": false}"#), as: "User")

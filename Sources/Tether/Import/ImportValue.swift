@@ -50,7 +50,8 @@ enum DirectKind: UInt8, Sendable {
         case .int16: self = .int16
         case .int32: self = .int32
         case .int64: self = .int64
-        case .double, .float: self = .double
+        case .double: self = .double
+        // `.float` is checked against Float's range on the general path.
         case .bool: self = .bool
         case .date: self = .date
         default: self = .general

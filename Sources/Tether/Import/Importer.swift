@@ -381,9 +381,14 @@ struct Importer: Sendable {
         case .int16: return integer(Int64(Int16.min)...Int64(Int16.max))
         case .int32: return integer(Int64(Int32.min)...Int64(Int32.max))
         case .int64: return integer(Int64.min...Int64.max)
-        case .double, .float:
+        case .double:
             if let d = json.doubleValue { return .success(.double(d)) }
             return mismatch()
+        case .float:
+            guard let d = json.doubleValue else { return mismatch() }
+            // A number a Float cannot hold would be stored as given and read back as infinity.
+            if d.isFinite && Float(d).isInfinite { return invalid("\(json) is out of range for float") }
+            return .success(.double(d))
         case .decimal:
             switch json {
             case .int(let i): return .success(.decimal(Decimal(i)))
