@@ -9,8 +9,8 @@ import TetherTestSupport
 /// back typed at depth 1; the fetched structs must equal the originals, on the in-memory store,
 /// on SQLite, and on SQLite after a reopen.
 ///
-/// `TETHER_SEED=<n>` runs one seed; `TETHER_SEEDS=<count>` runs more seeds (default 6);
-/// `TETHER_PRINT=1` prints each sample payload.
+/// `TETHER_TYPED_SEED=<n>` runs one seed; `TETHER_TYPED_SEEDS=<count>` runs more seeds (default 6);
+/// `TETHER_TYPED_PRINT=1` prints each sample payload.
 /// Not compared: the sign of a zero on SQLite (Docs/Stores.md: "-0.0 reads back as 0.0").
 @Suite struct TypedRoundTripTests {
     enum Mood: String, Codable, Sendable, CaseIterable { case calm, naïve = "naïve", loud = "LOUD 🔊" }
@@ -330,8 +330,8 @@ import TetherTestSupport
 
     static var seeds: [UInt64] {
         let env = ProcessInfo.processInfo.environment
-        if let one = env["TETHER_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(1...UInt64(env["TETHER_SEEDS"].flatMap(Int.init) ?? 6))
+        if let one = env["TETHER_TYPED_SEED"].flatMap(UInt64.init) { return [one] }
+        return Array(1...UInt64(env["TETHER_TYPED_SEEDS"].flatMap(Int.init) ?? 6))
     }
 
     static let models: [any EntityModel.Type] = [Owner.self, Sample.self, Tag.self]
@@ -399,7 +399,7 @@ import TetherTestSupport
             try await client.import(Data(("[" + world.owners.map(world.json).joined(separator: ",") + "]").utf8), as: Owner.self)
         }
         let payload = "[" + world.samples.map(world.json).joined(separator: ",") + "]"
-        if ProcessInfo.processInfo.environment["TETHER_PRINT"] != nil { print(payload) }
+        if ProcessInfo.processInfo.environment["TETHER_TYPED_PRINT"] != nil { print(payload) }
         let imported = try await client.import(Data(payload.utf8), as: Sample.self)
         #expect(imported == world.expectedSamples, "seed \(seed): models returned by import")
         try await check(client, world, "after import", seed: seed, keepsZeroSign: zeros)
