@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Tether
 import TetherSQLite
+import TetherTestSupport
 
 /// A seeded randomised test that the change set of every committed transaction is complete:
 /// every object inserted is in `inserted`, every object deleted in `deleted`, and every object
@@ -196,34 +197,13 @@ import TetherSQLite
         return count
     }
 
-    // MARK: Random choices
-
-    struct Random: RandomNumberGenerator, Sendable {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-        mutating func pick<T>(_ list: [T]) -> T { list[below(list.count)] }
-        mutating func shuffled<T>(_ list: [T]) -> [T] {
-            var list = list
-            for i in stride(from: list.count - 1, to: 0, by: -1) { list.swapAt(i, below(i + 1)) }
-            return list
-        }
-        mutating func subset<T>(_ list: [T], max: Int) -> [T] { Array(shuffled(list).prefix(below(Swift.min(max, list.count) + 1))) }
-    }
 
     // MARK: Imports
 
     /// Builds payloads by the client's mapping: nested objects under relationship names, ids under foreign keys.
     struct Payloads {
         let mapping: Mapping
-        var random: Random
+        var random: SeededRandom
         /// Identities 1...span are usual; span+1...span+3 are often not stored (pending references).
         var span: Int = 8
         var wide: Bool { span > 8 }
@@ -270,7 +250,7 @@ import TetherSQLite
     // MARK: Direct writes
 
     /// Random single and batched writes in one write transaction; returns what it did.
-    static func directWrites(_ writer: any StoreWriter, _ random: inout Random, noop: Bool, schema: Schema, wide: Bool) throws -> [String] {
+    static func directWrites(_ writer: any StoreWriter, _ random: inout SeededRandom, noop: Bool, schema: Schema, wide: Bool) throws -> [String] {
         let most = wide ? 20 : 4
         var done: [String] = []
         func live(_ entity: String) throws -> [ObjectID] { try writer.ids(Query(entity)) }
@@ -430,7 +410,7 @@ import TetherSQLite
         let stream = store.changes()
         let consumer = Task { for await changes in stream { collected.sets.withLock { $0.append(changes) } } }
         defer { consumer.cancel() }
-        var random = Random(state: seed)
+        var random = SeededRandom(seed: seed)
         var counts = Counts()
         var before = try await store.read { try graph($0) }
         var lastImport: (String, JSON, ImportOptions)?
@@ -610,7 +590,7 @@ import TetherSQLite
         }
     }
 
-    struct WriteFailure: Error { let error: any Error; let random: Random }
+    struct WriteFailure: Error { let error: any Error; let random: SeededRandom }
 
     @Test(arguments: Self.stores)
     func changeSetsNameEverythingThatChanged(_ kind: String) async throws {
@@ -635,4 +615,9 @@ import TetherSQLite
         }
         print("ChangeSetCompletenessTests \(kind): \(total.transactions) transactions, \(total.changeSets) change sets, \(total.noChangeSet) without one (\(total.noops) changed nothing, \(total.failed) threw), \(total.updates) changed properties of surviving objects checked, \(total.overReported) named but unchanged, \(total.noopPublished) published for an unchanged graph, \(total.several) times several change sets\(total.noopExample.map { ", first: " + $0 } ?? "")")
     }
+}
+
+extension SeededRandom {
+    /// Up to `max` elements of `list`, in a random order.
+    mutating func subset<T>(_ list: [T], max: Int) -> [T] { Array(shuffled(list).prefix(below(Swift.min(max, list.count) + 1))) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tether
 @testable import TetherSQLite
+import TetherTestSupport
 
 /// A seeded differential test of what a SQLite write transaction keeps of its reads
 /// (``SQLiteTransaction/linkReads``, ``KnownRows``): random reads (`related`, `links`, `compare`)
@@ -328,34 +329,15 @@ import Tether
         }
     }
 
-    /// SplitMix64.
-    struct Random: RandomNumberGenerator, Sendable {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-        mutating func pick<T>(_ list: [T]) -> T { list[below(list.count)] }
-        mutating func shuffled<T>(_ list: [T]) -> [T] {
-            var list = list
-            for i in stride(from: list.count - 1, to: 0, by: -1) { list.swapAt(i, below(i + 1)) }
-            return list
-        }
-    }
 
     /// Chooses operations from the in-memory store's state.
     struct Generator: Sendable {
-        var random: Random
+        var random: SeededRandom
         var nextID: [String: Int64] = [:]
         /// The last read: its relationship, the sources in the order read, and what they were linked to.
         var pending: (rel: Rel, sources: [Int64], read: [Int64: [Int64]])?
 
-        init(seed: UInt64) { random = Random(state: seed) }
+        init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
         mutating func newID(_ entity: String) -> Int64 {
             let id = nextID[entity, default: 1]
