@@ -168,11 +168,7 @@ enum ImportOracle {
         let seed = data.withUnsafeBytes { UInt(bitPattern: KeyTable.hash($0.bindMemory(to: UInt8.self))) }
         var way = Int(seed % 4)  // 0: bytes, 1: file, 2: tree, 3: .fail
         if way == 2, parsed.isFailure || hasEquivalentKeys(data) { way = 1 }
-        var batchSize: Int? = way == 0 || seed >> 2 & 1 == 1 ? 1 + Int(seed >> 3 % 3) : nil
-        if case .success(let json) = parsed, knownIssueWithBatches(json) {
-            batchSize = nil
-            if way == 0 { way = 1 }
-        }
+        let batchSize: Int? = way == 0 || seed >> 2 & 1 == 1 ? 1 + Int(seed >> 3 % 3) : nil
         switch way {
         case 0, 1, 2:
             let config = Config(source: way == 0 ? .bytes : way == 1 ? .file : .tree, batchSize: batchSize, policy: .report)
@@ -210,29 +206,6 @@ enum ImportOracle {
                 fail("\(config) did not throw the first rejection", data, "expected \(expected)\n\(reference)\n--- vs ---\n\(outcome)")
             }
         }
-    }
-
-    /// Known issue (Fuzz/README.md): an object repeated in one payload, one of whose occurrences
-    /// sets a to-many relationship with a to-one inverse (`forks`, a user's `repos`), gives other
-    /// links when its occurrences fall in different batches. The earlier batch moves the targets'
-    /// to-one links (a fork's `parent`), which the later occurrence does not restore; in one batch
-    /// the last occurrence wins outright. Until it is fixed, such payloads are compared at the
-    /// default batch size only (an over-approximation: any repeated `id` with such a key).
-    static func knownIssueWithBatches(_ json: JSON) -> Bool {
-        var seen: [String: Int] = [:]
-        var movesToOneLinks = false
-        func visit(_ json: JSON) {
-            switch json {
-            case .object(let members):
-                if members.keys.contains("forks") || members.keys.contains("repos") { movesToOneLinks = true }
-                if let id = members["id"] { seen["\(id)".trimmingCharacters(in: ["\""]), default: 0] += 1 }
-                members.values.forEach(visit)
-            case .array(let elements): elements.forEach(visit)
-            default: break
-            }
-        }
-        visit(json)
-        return movesToOneLinks && seen.values.contains { $0 > 1 }
     }
 
     static func makeClient(_ options: ImportOptions) async -> Client {

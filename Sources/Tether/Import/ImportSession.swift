@@ -27,9 +27,8 @@ final class ImportSession {
     /// writing its links needs, worked out once per import.
     private let links: [LinkPlan]
     private let linkBase: [Int]
-    /// Whether a to-one relationship of the import leads to an entity without identity, whose
-    /// objects are owned by their parent (``resolveOwned()``).
-    private let hasOwnedObjects: Bool
+    /// The objects of entities without identity, owned by their parents: matched in place.
+    private let owned: OwnedObjects
     /// By entity ordinal: the row ids of the objects the mapper remembers
     /// (``MappedBatch/Slot/remembered``), so that a later batch's unchanged repeat of one is not
     /// looked up (``MappedBatch/Slot/repeatsEarlierBatch``).
@@ -91,12 +90,13 @@ final class ImportSession {
                     entity: plan.name, name: relationship.name, inverse: inverse,
                     inOrder: relationship.isOrdered || !relationship.isToMany,
                     orphanedBy: relationship.isToMany ? toOneInverse : nil,
-                    ownsTarget: !relationship.isToMany && destination.map { importer.plans[$0].mapping.identity.isEmpty } == true))
+                    // (Owned objects are never linked to another parent: ``OwnedObjects``.)
+                    movesTargets: toOneInverse != nil && destination.map { !importer.plans[$0].mapping.identity.isEmpty } == true))
             }
         }
         self.links = links
         self.linkBase = base
-        self.hasOwnedObjects = links.contains { $0.ownsTarget }
+        self.owned = OwnedObjects(importer: importer)
     }
 
     /// What writing the links of one relationship needs.
@@ -111,9 +111,10 @@ final class ImportSession {
         /// For a to-many relationship whose inverse is to-one, the inverse's name: children it no
         /// longer lists may be orphans (``ImportOptions/deleteRelationships``).
         let orphanedBy: String?
-        /// A to-one relationship to an entity without identity: its target is owned by the
-        /// source (``ImportSession/resolveOwned()``).
-        let ownsTarget: Bool
+        /// The inverse is to-one: linking a target takes it from the object it was linked to
+        /// before, so a link a later occurrence replaced is still applied, in payload order
+        /// (``ImportSession/writeBatch()``).
+        let movesTargets: Bool
     }
 
     /// Resolves, merges, writes and records one mapped batch. Batches are written in payload
@@ -132,8 +133,11 @@ final class ImportSession {
         isTopLevel.removeAll(keepingCapacity: true)
         isTopLevel.append(contentsOf: repeatElement(false, count: batch.slots.count))
         for slot in batch.topLevel { isTopLevel[slot] = true }
+        if !owned.isEmpty { owned.dropReplaced(in: &batch, isTopLevel: isTopLevel) }
         try resolve()
-        if hasOwnedObjects { try resolveOwned() }
+        if !owned.isEmpty {
+            deleted.append(contentsOf: try owned.match(in: &batch, linksInBatch: &linksInBatch, linkBase: linkBase, writer: writer))
+        }
         try writeBatch()
         if let pendingError { throw pendingError }
         try resolvePending()
@@ -197,38 +201,6 @@ final class ImportSession {
         }
     }
 
-    /// Owned objects (Sync's rule): a nested to-one object of an entity without identity belongs
-    /// to its parent. When the parent is stored and already has one, that one is updated in place
-    /// (only the values that differ) instead of another being inserted, so that re-imports leave
-    /// no orphans behind.
-    private func resolveOwned() throws {
-        var groups: [RelationshipKey: [(link: Int, parent: ObjectID)]] = [:]
-        for (index, link) in batch.links.enumerated() where !link.superseded && !link.byReference && link.targets.count == 1 {
-            let entity = batch.slots[link.slot].entity
-            guard links[linkBase[entity] + link.position].ownsTarget, case .slot(let child) = link.targets[0],
-                batch.slots[child].id == nil, batch.slots[link.slot].changed != nil, let parent = batch.slots[link.slot].id
-            else { continue }
-            groups[RelationshipKey(entity, link.position), default: []].append((index, parent))
-        }
-        for (key, entries) in groups {
-            let name = plans[key.entity].mapping.relationships[key.position].name
-            let current = try writer.related(name, of: entries.map(\.parent))
-            for (index, parent) in entries {
-                guard let owned = current[parent]?.first, case .slot(let child) = batch.links[index].targets[0],
-                    let stored = try writer.object(owned)
-                else { continue }
-                let plan = plans[batch.slots[child].entity]
-                let start = batch.slots[child].start
-                var changed: [Int] = []
-                for position in plan.attributeNames.indices where batch.slots[child].given.contains(position) {
-                    if stored.values[plan.attributeNames[position]] != batch.values[start + position] { changed.append(position) }
-                }
-                batch.slots[child].id = owned
-                batch.slots[child].changed = changed
-            }
-        }
-    }
-
     // MARK: Write
 
     private func writeBatch() throws {
@@ -275,6 +247,14 @@ final class ImportSession {
         // New objects, one batch insert per entity, to-one destinations first: a to-one link
         // whose target already has an id is written with the row (unless the inverse side is also
         // set in this batch: then links are applied in payload order below).
+        // A link that replaces an earlier occurrence's, where that one takes its targets from
+        // other objects (``LinkPlan/movesTargets``): the earlier one is applied too, in payload
+        // order, as importing the occurrences one at a time would, so that the graph does not
+        // depend on where the batches end. The later one is then always written, after it.
+        var replayed = Set<Int>()  // ``MappedBatch/linkKey(slot:relationship:)`` of the later links
+        for link in batch.links where link.superseded && links[linkBase[batch.slots[link.slot].entity] + link.position].movesTargets {
+            replayed.insert(MappedBatch.linkKey(slot: link.slot, relationship: link.position))
+        }
         var linkedOnInsert = [Bool](repeating: false, count: batch.links.count)
         var pendingOnInsert: [Int] = []
         for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
@@ -291,7 +271,8 @@ final class ImportSession {
             for slot in newSlots[ordinal] {
                 for (k, r) in relationships.enumerated() {
                     targets[k] = nil
-                    guard let index = batch.linkIndex[MappedBatch.linkKey(slot: slot, relationship: r)] else { continue }
+                    let key = MappedBatch.linkKey(slot: slot, relationship: r)
+                    guard let index = batch.linkIndex[key], !replayed.contains(key) else { continue }
                     let link = batch.links[index]
                     if link.targets.isEmpty {
                         linkedOnInsert[index] = true  // null: a new object has no link to clear
@@ -323,7 +304,11 @@ final class ImportSession {
         var resolved: [ResolvedLink] = []
         var resolvedIDs: [ObjectID] = []
         var pending = pendingOnInsert
-        for index in batch.links.indices where !linkedOnInsert[index] && !batch.links[index].superseded {
+        for index in batch.links.indices where !linkedOnInsert[index] {
+            let superseded = batch.links[index].superseded
+            if superseded && !replayed.contains(MappedBatch.linkKey(slot: batch.links[index].slot, relationship: batch.links[index].position)) {
+                continue
+            }
             // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             let slot = batch.links[index].slot
             guard let source = batch.slots[slot].id, !batch.slots[slot].tombstone else { continue }
@@ -335,9 +320,13 @@ final class ImportSession {
             }
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
-            if batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count { pending.append(index) }
+            if !superseded && batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count {
+                pending.append(index)
+            }
+            let isReplayed = !replayed.isEmpty && replayed.contains(MappedBatch.linkKey(slot: slot, relationship: batch.links[index].position))
             resolved.append(ResolvedLink(link: index, slot: slot, source: source, relationship: relationship, ids: start..<resolvedIDs.count,
-                                         looked: lookedUpTarget(slot: slot, position: batch.links[index].position)))
+                                         looked: isReplayed ? nil : lookedUpTarget(slot: slot, position: batch.links[index].position),
+                                         replayed: isReplayed))
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
@@ -378,7 +367,10 @@ final class ImportSession {
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
             let inverseAlsoSet = inverse.map { !sourcesRead[$0].isEmpty } ?? false
-            if same && !inverseAlsoSet { continue }
+            if same && !inverseAlsoSet && !link.replayed { continue }
+            // The occurrences of one object are written one after the other (a batch holds one
+            // row per object).
+            if link.replayed { try writes.flush(writer) }
             try writes.add(r, inverse: inverse, source, ids, writer)
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
@@ -402,6 +394,8 @@ final class ImportSession {
         let relationship: Int
         let ids: Range<Int>
         let looked: ObjectID??
+        /// One of several occurrences' links of one object that are all applied.
+        var replayed = false
         var read = -1
     }
 
@@ -442,7 +436,10 @@ final class ImportSession {
         }
 
         mutating func flush(_ writer: any StoreWriter) throws {
-            for relationship in order where !batches[relationship]!.isEmpty { try writer.setRelated(batches[relationship]!) }
+            for relationship in order {
+                if !batches[relationship]!.isEmpty { try writer.setRelated(batches[relationship]!) }
+                batches[relationship] = nil
+            }
             order = []
         }
     }
@@ -592,16 +589,6 @@ final class ImportSession {
     private struct UpdateGroup: Hashable {
         let entity: Int
         let positions: [Int]
-    }
-
-    /// A relationship by its entity's ordinal and its position in the entity's mapping.
-    private struct RelationshipKey: Hashable {
-        let entity: Int
-        let position: Int
-        init(_ entity: Int, _ position: Int) {
-            self.entity = entity
-            self.position = position
-        }
     }
 
     // MARK: Record
