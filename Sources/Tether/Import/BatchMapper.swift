@@ -62,6 +62,10 @@ struct MappedBatch: Sendable {
         var path: JSONPath? = nil
         /// Replaced by a later occurrence of the same object's link, further on in ``links``.
         var superseded = false
+        /// For an ordered list of ids: the positions of the ids that named no object of the batch
+        /// when the list was read (objects that arrive later, if at all): such an object takes
+        /// its position in the list when it arrives, as a pending reference's does.
+        var unseen: [Int] = []
     }
 
     /// The targets of a link, in order: one is kept inline (a to-one link, the most common, then
@@ -514,12 +518,16 @@ struct BatchMapper<V: ImportValue> {
         _ slot: Int, _ relationship: RelationshipMapping, _ position: Int, _ destination: EntityPlan, _ targets: MappedBatch.LinkTargets,
         byReference: Bool
     ) {
-        for case .identity(let key) in targets where batch.identityMap[destination.ordinal][key] == nil {
+        var unseen: [Int] = []
+        for (k, target) in targets.enumerated() {
+            guard case .identity(let key) = target, batch.identityMap[destination.ordinal][key] == nil else { continue }
             batch.references[destination.ordinal].insert(key)
+            if relationship.relationship.isOrdered { unseen.append(k) }
         }
         let key = MappedBatch.linkKey(slot: slot, relationship: position)
         var link = MappedBatch.PendingLink(
             slot: slot, position: position, destination: destination.ordinal, targets: targets, byReference: byReference)
+        link.unseen = unseen
         if byReference { link.path = JSONPath(path) }
         // A later occurrence replaces the link, and takes its place in payload order: when the
         // other side is set too, links are applied in that order.

@@ -140,7 +140,6 @@ final class ImportSession {
         }
         try writeBatch()
         if let pendingError { throw pendingError }
-        try resolvePending()
         try deleteTombstones()
         recordBatch()
         rememberRows()
@@ -260,6 +259,9 @@ final class ImportSession {
         for ordinal in importer.insertOrder where !newSlots[ordinal].isEmpty {
             let plan = plans[ordinal]
             let relationships = plan.toOne.filter { r in
+                // A one-to-one link takes its target from another object: written in payload
+                // order with the batch's other links of the relationship, below.
+                if links[linkBase[ordinal] + r].movesTargets { return false }
                 guard let inverse = plan.inverses[r], let destination = plan.destinations[r] else { return true }
                 return !linksInBatch[linkBase[destination] + inverse]
             }
@@ -315,8 +317,12 @@ final class ImportSession {
             let relationship = linkBase[batch.slots[slot].entity] + batch.links[index].position
             let destination = batch.links[index].destination
             let start = resolvedIDs.count
-            for target in batch.links[index].targets {
-                if let id = resolve(target, destination) { resolvedIDs.append(id) }
+            if !batch.links[index].unseen.isEmpty {
+                resolveInOrder(batch.links[index], into: &resolvedIDs)
+            } else {
+                for target in batch.links[index].targets {
+                    if let id = resolve(target, destination) { resolvedIDs.append(id) }
+                }
             }
             // Ids that name nothing stored: the link is set to the others (it holds exactly the
             // objects listed, known now or pending), and they are kept pending.
@@ -330,6 +336,13 @@ final class ImportSession {
         }
         // The links set now replace what was pending for the same objects and relationships.
         if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
+        // Stored pending references to the objects just inserted are linked now, before the
+        // batch's own links, which the payload states later and so win (as importing one object
+        // at a time does: a pending reference is made when its object arrives). What the lookup
+        // read of to-one links may be stale then, so the current links are read again.
+        if try resolvePending() {
+            for k in resolved.indices { resolved[k].looked = nil }
+        }
         defer {
             if !pending.isEmpty { recordPending(pending) }
         }
@@ -350,6 +363,9 @@ final class ImportSession {
         // The links that change are written one batch per relationship (a store writes a batch
         // in set operations), in payload order within each link set.
         var writes = LinkWrites(links)
+        // By relationship whose links move their targets: the targets rows of this batch linked,
+        // so that a later row that lists one again is written, though it matches what was read.
+        var taken: [Int: Set<ObjectID>] = [:]
         for link in resolved {
             let ids = resolvedIDs[link.ids]
             let (slot, source, r) = (link.slot, link.source, link.relationship)
@@ -367,11 +383,14 @@ final class ImportSession {
             // When both sides of a relationship are set in the same batch, the state read above
             // may be stale by the time this link is applied, so always write.
             let inverseAlsoSet = inverse.map { !sourcesRead[$0].isEmpty } ?? false
-            if same && !inverseAlsoSet && !link.replayed { continue }
-            // The occurrences of one object are written one after the other (a batch holds one
-            // row per object).
-            if link.replayed { try writes.flush(writer) }
+            let moves = links[r].movesTargets
+            let retaken = moves && taken[r].map { taken in ids.contains { taken.contains($0) } } == true
+            if same && !inverseAlsoSet && !link.replayed && !retaken { continue }
+            // The occurrences of one object, and a row that takes back a target an earlier row
+            // took, are written after what came before them.
+            if link.replayed || retaken { try writes.flush(writer) }
             try writes.add(r, inverse: inverse, source, ids, writer)
+            if moves { taken[r, default: []].formUnion(ids) }
             if !same { batch.slots[slot].linksChanged = true }
             // Children a nested one-to-many array no longer lists: deleted at the end (unless held
             // elsewhere in the payload), not only unlinked.
@@ -393,7 +412,7 @@ final class ImportSession {
         let source: ObjectID
         let relationship: Int
         let ids: Range<Int>
-        let looked: ObjectID??
+        var looked: ObjectID??
         /// One of several occurrences' links of one object that are all applied.
         var replayed = false
         var read = -1
@@ -513,13 +532,15 @@ final class ImportSession {
         }
     }
 
-    /// Links the objects this batch inserted to the sources whose pending references name them.
-    private func resolvePending() throws {
-        guard try storedPendingCount() > 0 else { return }
+    /// Links the objects this batch inserted to the sources whose pending references name them;
+    /// returns whether it linked any.
+    private func resolvePending() throws -> Bool {
+        guard try storedPendingCount() > 0 else { return false }
+        var linkedAny = false
         for plan in plans where plan.mapping.identity.count == 1 {
-            var inserted: [String: ObjectID] = [:]
+            var inserted: [String: (id: ObjectID, slot: Int)] = [:]
             for (key, slot) in zip(batch.lookups[plan.ordinal], batch.lookupSlots[plan.ordinal]) where slot >= 0 && batch.slots[slot].inserted {
-                if let id = batch.slots[slot].id { inserted[PendingReferences.encode(key)] = id }
+                if let id = batch.slots[slot].id { inserted[PendingReferences.encode(key)] = (id, slot) }
             }
             guard !inserted.isEmpty else { continue }
             let keys = Array(inserted.keys)
@@ -529,10 +550,11 @@ final class ImportSession {
                 rows += try writer.fetch(Query(PendingReferences.entityName, where: .equal("targetEntity", .string(plan.name))
                     && .in("target", chunk.map(Value.string)))).compactMap(PendingReferences.Row.init)
             }
-            for row in rows.sorted(by: { ($0.source.rowID, $0.position) < ($1.source.rowID, $1.position) }) {
+            // In the order the objects arrived, then the order the references were made.
+            for row in rows.sorted(by: { (inserted[$0.target]?.slot ?? 0, $0.id.rowID) < (inserted[$1.target]?.slot ?? 0, $1.id.rowID) }) {
                 try writer.delete(row.id)
                 storedPending = (storedPending ?? 1) - 1
-                guard let target = inserted[row.target], try writer.object(row.source) != nil,
+                guard let target = inserted[row.target]?.id, try writer.object(row.source) != nil,
                     let relationship = importer.schema[row.source.entity]?.relationship(named: row.relationship)
                 else { continue }  // the source went meanwhile
                 if relationship.isToMany {
@@ -543,8 +565,10 @@ final class ImportSession {
                 } else {
                     try writer.setRelated(row.relationship, of: row.source, to: [target])
                 }
+                linkedAny = true
             }
         }
+        return linkedAny
     }
 
     /// Deletes the stored objects whose last occurrence in the batch is a tombstone, with the
@@ -572,6 +596,29 @@ final class ImportSession {
             return nil
         }
         return .some(batch.slots[slot].targets[k])
+    }
+
+    /// The ids of an ordered list of ids, as importing one object at a time gives them: the
+    /// objects known when the list was read, in the list's order, then each object that arrived
+    /// later in the batch (``MappedBatch/PendingLink/unseen``), in the order they arrived, at its
+    /// position in the list (or at the end): where a pending reference's object goes when it
+    /// arrives in a later batch (``resolvePending()``), so that the order does not depend on
+    /// where the batches end.
+    private func resolveInOrder(_ link: MappedBatch.PendingLink, into ids: inout [ObjectID]) {
+        let start = ids.count
+        var arriving: [(slot: Int, position: Int, id: ObjectID)] = []
+        var unseen = link.unseen[...]
+        for (position, target) in link.targets.enumerated() {
+            let later = unseen.first == position
+            if later { unseen.removeFirst() }
+            guard let id = resolve(target, link.destination) else { continue }
+            if later, case .identity(let key) = target, let slot = batch.identityMap[link.destination][key], batch.slots[slot].inserted {
+                arriving.append((slot, position, id))
+            } else {
+                ids.append(id)
+            }
+        }
+        for (_, position, id) in arriving.sorted(by: { $0.slot < $1.slot }) { ids.insert(id, at: start + min(position, ids.count - start)) }
     }
 
     /// The id of a link target, if it has one (stored, or inserted already) and is not a tombstone.
