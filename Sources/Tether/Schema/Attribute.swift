@@ -83,10 +83,16 @@ extension AttributeType {
     }
 
     /// Throws a ``StoreError/Kind/typeMismatch`` error unless this type ``accepts(_:)`` `value`,
-    /// the value of `entity`.`attribute`.
+    /// the value of `entity`.`attribute`, and a ``StoreError/Kind/invalidValue`` error for a date
+    /// that is not finite or outside years 1 to 9999: one store would read it back as nil and the
+    /// other as given, and no request body could carry it as a date.
     package func check(_ value: Value, entity: String, attribute: String) throws {
         guard accepts(value) else {
             throw StoreError(.typeMismatch, entity: entity, member: attribute, "\(entity).\(attribute) is \(self); cannot store \(value)")
+        }
+        if case .date(let date) = value, !date.timeIntervalSinceReferenceDate.isFinite || !DateDecoding.representableRange.contains(date) {
+            throw StoreError(.invalidValue, entity: entity, member: attribute,
+                             "\(entity).\(attribute) cannot store the date \(date.timeIntervalSince1970) (seconds since 1970): a date must be finite and within years 1 to 9999")
         }
     }
 }

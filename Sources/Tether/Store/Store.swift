@@ -365,6 +365,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A value the attribute's type does not accept, or a link to an object of the wrong entity
         /// (or to two objects through a to-one relationship).
         public static let typeMismatch = Kind("typeMismatch")
+        /// A value of the attribute's type that no store can keep faithfully: a date that is not
+        /// finite, or outside years 1 to 9999 (what imports read and request bodies write).
+        public static let invalidValue = Kind("invalidValue")
         /// A read or write before ``Store/prepare(for:)``.
         public static let notPrepared = Kind("notPrepared")
         /// A schema the stored data cannot follow (an attribute's type or an entity's identity changed);
