@@ -102,9 +102,11 @@ import TetherTesting
         }
         #expect(objects == [
             #""index" "_tether_fk_Post.author""#, #""index" "_tether_identity_Author""#, #""index" "_tether_identity_Post""#,
-            #""index" "_tether_identity_Tag""#, #""index" "_tether_join_Post.tags""#,
+            #""index" "_tether_identity_Tag""#, #""index" "_tether_identity__TetherPendingSource""#,
+            #""index" "_tether_identity__TetherPendingTarget""#, #""index" "_tether_join_Post.tags""#,
             #""table" "Author""#, #""table" "Post""#, #""table" "Post.tags""#, #""table" "Tag""#,
-            #""table" "_TetherPendingReference""#, #""table" "_tether_records""#, #""table" "_tether_schema""#,
+            #""table" "_TetherPendingReference""#, #""table" "_TetherPendingSource""#, #""table" "_TetherPendingTarget""#,
+            #""table" "_tether_records""#, #""table" "_tether_schema""#,
         ])
         let columns = try await store.readSQL { db in
             try db.rows(#"PRAGMA table_info("Post")"#).map { "\($0["name"]!) \($0["type"]!)" }

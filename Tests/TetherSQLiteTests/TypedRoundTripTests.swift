@@ -154,11 +154,12 @@ import TetherTestSupport
                 return Date(timeIntervalSince1970: Double.random(in: -62_135_596_800 ... 253_402_300_799, using: &rng))
             }
             if chance(0.3) {
+                // (Stores refuse dates outside years 1 to 9999, as `.distantPast` is: LocalWriteValueTests.)
                 return pick([Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: -0.000_001),
-                             Date(timeIntervalSinceReferenceDate: 1e-9), .distantPast, .distantFuture,
-                             Date(timeIntervalSinceReferenceDate: 1e15 + 0.5)])
+                             Date(timeIntervalSinceReferenceDate: 1e-9), .distantFuture,
+                             DateDecoding.representableRange.lowerBound, DateDecoding.representableRange.upperBound])
             }
-            return Date(timeIntervalSinceReferenceDate: Double.random(in: -1e11 ... 1e11, using: &rng))
+            return Date(timeIntervalSinceReferenceDate: Double.random(in: -6.3e10 ... 2.5e11, using: &rng))
         }
         mutating func data() -> Data {
             if chance(0.3) { return pick([Data(), Data([0]), Data([0xFF, 0x00, 0xFE])]) }

@@ -64,16 +64,16 @@ import Testing
         }
     }
 
-    @Test func exportingADateStoredByOtherMeansNeverTraps() async throws {
+    @Test func aDateOutsideTheRangeIsNeitherStoredNorWrittenAsADate() async throws {
         let client = try makeClient()
-        for seconds in [1e19, -1e19, 3e11, -7e10, Double.infinity] {
-            let object = try await client.insertLocally("Repository", values: ["createdAt": .date(Date(timeIntervalSince1970: seconds))])
-            let json = try await client.export(object.id)
-            if seconds.isFinite {
-                #expect(json["createdAt"] == .double(seconds), "written as seconds: \(json)")
-            } else {
-                #expect(json["createdAt"] == .null)
+        for seconds in [1e19, -1e19, 3e11, -7e10, Double.infinity, Double.nan] {
+            // Refused where it would be stored (issue 37: it was exported as a bare number).
+            await #expect(throws: StoreError.self) {
+                try await client.insertLocally("Repository", values: ["createdAt": .date(Date(timeIntervalSince1970: seconds))])
             }
+            // One that reaches a body by other means (a file written before) never traps.
+            let json = DateDecoding.default.json(from: Date(timeIntervalSince1970: seconds))
+            #expect(json == (seconds.isFinite ? .double(seconds) : .null), "\(json)")
         }
         // The formatter itself writes years past 9999 in the expanded form instead of trapping.
         #expect(ISO8601.format(Date(timeIntervalSince1970: 3e11), fractionalSeconds: false) == "+11476-08-15T05:20:00Z")

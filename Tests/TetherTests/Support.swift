@@ -32,6 +32,9 @@ final class CountingStore: Store {
         let identitiesByEntity = Mutex<[String: Int]>([:])
         let relatedReads = Atomic(0)
         let writes = Atomic(0)
+        /// The objects reads handed back (fetches, lookups by identity, single objects): what an
+        /// import had to read, whatever the store holds besides.
+        let objectsRead = Atomic(0)
     }
 
     func prepare(for schema: Schema) throws { try base.prepare(for: schema) }
@@ -62,10 +65,20 @@ final class CountingStore: Store {
             counts.lookups.add(1, ordering: .relaxed)
             counts.lookupsByEntity.withLock { $0[entity, default: 0] += 1 }
             counts.identitiesByEntity.withLock { $0[entity, default: 0] += identities.count }
-            return try base.objects(entity, identities: identities)
+            let found = try base.objects(entity, identities: identities)
+            counts.objectsRead.add(found.count, ordering: .relaxed)
+            return found
         }
-        func object(_ id: ObjectID) throws -> Object? { try base.object(id) }
-        func fetch(_ query: Query) throws -> [Object] { try base.fetch(query) }
+        func object(_ id: ObjectID) throws -> Object? {
+            let object = try base.object(id)
+            if object != nil { counts.objectsRead.add(1, ordering: .relaxed) }
+            return object
+        }
+        func fetch(_ query: Query) throws -> [Object] {
+            let objects = try base.fetch(query)
+            counts.objectsRead.add(objects.count, ordering: .relaxed)
+            return objects
+        }
         func count(_ query: Query) throws -> Int { try base.count(query) }
         func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {
             counts.relatedReads.add(1, ordering: .relaxed)

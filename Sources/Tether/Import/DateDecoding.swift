@@ -36,7 +36,8 @@ public struct DateDecoding: Sendable {
     /// A date outside ``representableRange`` (one stored by other means than an import) is
     /// written as Unix seconds, or null when it is not finite; writing never traps.
     public func json(from date: Date) -> JSON {
-        guard Self.representableRange.contains(date) else {
+        // (A NaN date is "contained" by a closed range: its comparisons are all false.)
+        guard date.timeIntervalSinceReferenceDate.isFinite, Self.representableRange.contains(date) else {
             let seconds = date.timeIntervalSince1970
             return seconds.isFinite ? .double(seconds) : .null
         }

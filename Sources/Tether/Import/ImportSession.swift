@@ -51,12 +51,12 @@ final class ImportSession {
     /// deleted at the end, unless the payload holds them elsewhere or they were linked again.
     private var orphans: [(id: ObjectID, inverse: String)] = []
     private let options: ImportOptions
-    /// How many pending references the store holds (read at the first batch that needs it).
-    private var storedPending: Int?
+    /// Whether the store may hold pending references (read at the first batch that needs it).
+    private var mayHavePending: Bool?
     private var pendingDiagnostics: [ImportDiagnostic] = []
     /// The pending references this import recorded, with their diagnostics: one a later batch
     /// replaces is no longer reported (the result does not depend on the batch size).
-    private var recordedPending: [ObjectID: ImportDiagnostic] = [:]
+    private var recordedPending: [PendingReferences.Reference: ImportDiagnostic] = [:]
     private var pendingError: (any Error)?
 
     /// The payload's size, when known (for ``ImportOptions/progress``).
@@ -335,7 +335,7 @@ final class ImportSession {
                                          replayed: isReplayed))
         }
         // The links set now replace what was pending for the same objects and relationships.
-        if try storedPendingCount() > 0 { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
+        if try hasPending() { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
         // Stored pending references to the objects just inserted are linked now, before the
         // batch's own links, which the payload states later and so win (as importing one object
         // at a time does: a pending reference is made when its object arrives). What the lookup
@@ -465,37 +465,28 @@ final class ImportSession {
 
     // MARK: Pending references
 
-    private func storedPendingCount() throws -> Int {
-        if let storedPending { return storedPending }
-        let count = try writer.count(Query(PendingReferences.entityName))
-        storedPending = count
-        return count
+    private func hasPending() throws -> Bool {
+        if let mayHavePending { return mayHavePending }
+        let any = try PendingReferences.Storage(writer: writer).any()
+        mayHavePending = any
+        return any
     }
 
-    /// The stored pending references of `entity` through one of `relationships`.
-    private func pendingRows(sourceEntity entity: String, relationships: [String]) throws -> [PendingReferences.Row] {
-        try writer.fetch(Query(PendingReferences.entityName, where: .equal("sourceEntity", .string(entity))
-            && .in("relationship", relationships.map(Value.string)))).compactMap(PendingReferences.Row.init)
-    }
-
-    /// Deletes the pending references of the sources and relationships of these links: the
+    /// Drops the pending references of the sources and relationships of these links: the
     /// payload sets those relationships anew.
     private func clearPending(for links: [Int]) throws {
-        var sources: [String: [String: Set<Int64>]] = [:]  // entity -> relationship -> rows
+        var sources: [(source: ObjectID, relationship: String)] = []
+        var seen = Set<String>()
         for index in links {
             let link = batch.links[index]
             guard let id = batch.slots[link.slot].id else { continue }
             let name = plans[batch.slots[link.slot].entity].mapping.relationships[link.position].name
-            sources[id.entity, default: [:]][name, default: []].insert(id.rowID)
+            if seen.insert(PendingReferences.sourceKey(id, name)).inserted { sources.append((id, name)) }
         }
-        for (entity, byRelationship) in sources {
-            for row in try pendingRows(sourceEntity: entity, relationships: Array(byRelationship.keys))
-            where byRelationship[row.relationship]?.contains(row.source.rowID) == true {
-                try writer.delete(row.id)
-                storedPending = (storedPending ?? 1) - 1
-                if let diagnostic = recordedPending.removeValue(forKey: row.id), let index = diagnostics.lastIndex(of: diagnostic) {
-                    diagnostics.remove(at: index)
-                }
+        guard !sources.isEmpty else { return }
+        for reference in try PendingReferences.Storage(writer: writer).clear(sources) {
+            if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
+                diagnostics.remove(at: index)
             }
         }
     }
@@ -503,69 +494,67 @@ final class ImportSession {
     /// Keeps the ids of these links that name nothing stored as pending references, and reports
     /// each (a diagnostic, not an error).
     private func recordPending(_ links: [Int]) {
+        let storage = PendingReferences.Storage(writer: writer)
         for index in links {
             let link = batch.links[index]
             guard let source = batch.slots[link.slot].id else { continue }
             let plan = plans[batch.slots[link.slot].entity]
             let relationship = plan.mapping.relationships[link.position].name
             let destination = plans[link.destination].name
+            var references: [PendingReferences.Reference] = []
             for (position, target) in link.targets.enumerated() {
                 // Only an id naming nothing stored and nothing in the payload is pending.
                 guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
-                do {
-                    let row = try writer.insert(PendingReferences.entityName, values: [
-                        "sourceEntity": .string(source.entity), "sourceRow": .int(source.rowID), "relationship": .string(relationship),
-                        "targetEntity": .string(destination), "target": .string(PendingReferences.encode(key)),
-                        "position": .int(Int64(position)),
-                    ])
-                    storedPending = (storedPending ?? 0) + 1
-                    let diagnostic = ImportDiagnostic(
-                        path: link.path ?? .root, entity: plan.name, attribute: relationship, problem: .pendingReference,
-                        action: .linkPending,
-                        message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it")
-                    pendingDiagnostics.append(diagnostic)
-                    recordedPending[row.id] = diagnostic
-                } catch {
-                    pendingError = pendingError ?? error
-                }
+                let reference = PendingReferences.Reference(
+                    source: source, relationship: relationship, target: PendingReferences.targetKey(destination, PendingReferences.encode(key)),
+                    position: position)
+                references.append(reference)
+                let diagnostic = ImportDiagnostic(
+                    path: link.path ?? .root, entity: plan.name, attribute: relationship, problem: .pendingReference,
+                    action: .linkPending,
+                    message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it")
+                pendingDiagnostics.append(diagnostic)
+                recordedPending[reference] = diagnostic
+            }
+            do {
+                try storage.record(references)
+                if !references.isEmpty { mayHavePending = true }
+            } catch {
+                pendingError = pendingError ?? error
             }
         }
     }
 
-    /// Links the objects this batch inserted to the sources whose pending references name them;
-    /// returns whether it linked any.
+    /// Links the objects this batch inserted to the sources whose pending references name them,
+    /// found by the inserted objects' identities; returns whether it linked any.
     private func resolvePending() throws -> Bool {
-        guard try storedPendingCount() > 0 else { return false }
+        guard try hasPending() else { return false }
         var linkedAny = false
+        let storage = PendingReferences.Storage(writer: writer)
         for plan in plans where plan.mapping.identity.count == 1 {
             var inserted: [String: (id: ObjectID, slot: Int)] = [:]
             for (key, slot) in zip(batch.lookups[plan.ordinal], batch.lookupSlots[plan.ordinal]) where slot >= 0 && batch.slots[slot].inserted {
-                if let id = batch.slots[slot].id { inserted[PendingReferences.encode(key)] = (id, slot) }
+                if let id = batch.slots[slot].id { inserted[PendingReferences.targetKey(plan.name, PendingReferences.encode(key))] = (id, slot) }
             }
             guard !inserted.isEmpty else { continue }
-            let keys = Array(inserted.keys)
-            var rows: [PendingReferences.Row] = []
-            for start in stride(from: 0, to: keys.count, by: 400) {
-                let chunk = keys[start..<min(keys.count, start + 400)]
-                rows += try writer.fetch(Query(PendingReferences.entityName, where: .equal("targetEntity", .string(plan.name))
-                    && .in("target", chunk.map(Value.string)))).compactMap(PendingReferences.Row.init)
-            }
+            let taken = try storage.take(Array(inserted.keys))
             // In the order the objects arrived, then the order the references were made.
-            for row in rows.sorted(by: { (inserted[$0.target]?.slot ?? 0, $0.id.rowID) < (inserted[$1.target]?.slot ?? 0, $1.id.rowID) }) {
-                try writer.delete(row.id)
-                storedPending = (storedPending ?? 1) - 1
-                guard let target = inserted[row.target]?.id, try writer.object(row.source) != nil,
-                    let relationship = importer.schema[row.source.entity]?.relationship(named: row.relationship)
-                else { continue }  // the source went meanwhile
-                if relationship.isToMany {
-                    var linked = try writer.related(row.relationship, of: row.source)
-                    guard !linked.contains(target) else { continue }
-                    linked.insert(target, at: min(row.position, linked.count))
-                    try writer.setRelated(row.relationship, of: row.source, to: linked)
-                } else {
-                    try writer.setRelated(row.relationship, of: row.source, to: [target])
+            for target in taken.keys.sorted(by: { inserted[$0]!.slot < inserted[$1]!.slot }) {
+                let id = inserted[target]!.id
+                for reference in taken[target]! {
+                    guard try writer.object(reference.source) != nil,
+                        let relationship = importer.schema[reference.source.entity]?.relationship(named: reference.relationship)
+                    else { continue }  // the source went meanwhile
+                    if relationship.isToMany {
+                        var linked = try writer.related(reference.relationship, of: reference.source)
+                        guard !linked.contains(id) else { continue }
+                        linked.insert(id, at: min(reference.position, linked.count))
+                        try writer.setRelated(reference.relationship, of: reference.source, to: linked)
+                    } else {
+                        try writer.setRelated(reference.relationship, of: reference.source, to: [id])
+                    }
+                    linkedAny = true
                 }
-                linkedAny = true
             }
         }
         return linkedAny
