@@ -123,6 +123,38 @@ import TetherSQLite
         #expect(try await client.related("locations", of: city.id).isEmpty)
     }
 
+    /// A file written before the keyed entities keeps its pending references in
+    /// `_TetherPendingReference`, one object each: the next import moves them over, and they link
+    /// as before.
+    @Test func pendingReferencesOfTheEarlierFormatStillLink() async throws {
+        let folder = try TemporaryDirectory()
+        let store = try SQLiteStore(path: folder.path())
+        let client = try Self.client(store)
+        _ = try await client.import(Data(#"[{"id": 1, "name": "Home"}, {"id": 2, "name": "Work"}]"#.utf8), as: "Location")
+        let home = try #require(try await client.object("Location", identity: .int(1)))
+        let work = try #require(try await client.object("Location", identity: .int(2)))
+        // As an earlier version wrote them: Home's city 7, Home's tags b then a (positions 1 and 0), Work's city 7.
+        let rows: [(ObjectID, String, String, String, Int64)] = [
+            (home.id, "city", "City", "i7", 0), (home.id, "tags", "Tag", "sb", 1), (home.id, "tags", "Tag", "sa", 0), (work.id, "city", "City", "i7", 0),
+        ]
+        try await store.write { writer in
+            for (source, relationship, entity, target, position) in rows {
+                _ = try writer.insert("_TetherPendingReference", values: [
+                    "sourceEntity": .string(source.entity), "sourceRow": .int(source.rowID), "relationship": .string(relationship),
+                    "targetEntity": .string(entity), "target": .string(target), "position": .int(position),
+                ])
+            }
+        }
+        _ = try await client.import(Data(#"[{"id": "a"}, {"id": "b"}]"#.utf8), as: "Tag")
+        _ = try await client.import(Data(#"[{"id": 7, "name": "Oslo"}]"#.utf8), as: "City")
+        #expect(try await client.related("tags", of: home.id).map { $0["id"] } == [.string("a"), .string("b")])
+        #expect(try await client.related("city", of: home.id).map { $0["name"] } == [.string("Oslo")])
+        #expect(try await client.related("city", of: work.id).map { $0["name"] } == [.string("Oslo")])
+        #expect(try await client.count(Query("_TetherPendingReference")) == 0)
+        #expect(try await client.count(Query("_TetherPendingTarget")) == 0)
+        #expect(try await client.count(Query("_TetherPendingSource")) == 0)
+    }
+
     /// Sync's 157 fixtures (MIT), copied into the TetherTests target; read from there.
     static func fixturesFolder() -> URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
