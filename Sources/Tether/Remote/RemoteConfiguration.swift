@@ -35,9 +35,13 @@ public struct RemoteConfiguration: Sendable {
     public var pagination: Pagination = .automatic
     /// Per entity: a pagination other than ``pagination``.
     public var paginations: [String: Pagination] = [:]
+    /// How many lists' validators (`ETag`, `Last-Modified`) the client remembers, the least
+    /// recently fetched forgotten first: 1,000 by default.
+    public var listValidatorLimit: Int = 1000
 
     /// The defaults: no hooks, no registered URLs, `PATCH` saves, two retries of idempotent
-    /// requests, automatic response shapes and pagination, at most 1,000 pages.
+    /// requests, automatic response shapes and pagination, at most 1,000 pages, the validators
+    /// of 1,000 lists.
     public init() {}
 
     /// The pagination of `entity`'s lists.
