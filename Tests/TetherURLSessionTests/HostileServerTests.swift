@@ -53,6 +53,61 @@ import Darwin
         #endif
     }
 
+    // MARK: 14. A hook's error
+
+    struct Refusal: Error, CustomStringConvertible {
+        let text: String
+        var description: String { text }
+    }
+
+    /// A hook that throws with the `Authorization` value in its message: the caller's error and
+    /// `ClientEvent.failure` are scrubbed, the hook's error stays reachable, and nothing is sent.
+    /// A transport's `TransportError` with the credential in its message is scrubbed too.
+    @Test func aHooksErrorIsScrubbedOnEveryPath() async throws {
+        let server = try await HostileServer()
+        let failures = Mutex<[String]>([])
+        let client = try await Self.client(server, "ok") { builder in
+            builder
+                .requestHook(RequestHookClosure { request in
+                    throw Refusal(text: "refused with \(request.headers["Authorization"] ?? "")")
+                })
+                .onEvent { event in
+                    if case .failure = event { failures.withLock { $0.append("\(event)") } }
+                }
+        }
+        let error = await #expect(throws: RequestHookError.self) { _ = try await client.fetchObjects("User", from: "/users") }
+        #expect(error?.underlying is Refusal)
+        #expect(error?.hook == "RequestHookClosure")
+        #expect(error?.url.path == "/ok/users")
+        var dumped = ""
+        dump(error, to: &dumped)
+        for text in [error.map { "\($0)" } ?? "", error.map { String(reflecting: $0) } ?? "", dumped] + failures.withLock({ $0 }) {
+            #expect(!text.contains(Self.token), "the token is printed: \(text)")
+        }
+        #expect(failures.withLock { $0 }.count == 1)
+        #expect(failures.withLock { $0 }.first?.contains("refused with <redacted>") == true, "\(failures.withLock { $0 })")
+        #expect(try server.requests().isEmpty, "nothing was sent")
+
+        // A transport's own error quoting the credential (the URLSession transport underneath).
+        struct Quoting: Transport {
+            let next: URLSessionTransport
+            func send(_ request: TransportRequest) async throws -> TransportResponse {
+                _ = try await next.send(request)
+                throw TransportError(.other, method: request.method, url: request.url, "gave up on \(request.headers["Authorization"] ?? "")")
+            }
+        }
+        let events = Mutex<[String]>([])
+        let quoting = try makeBuilder(transport: Quoting(next: URLSessionTransport(timeout: 30)), baseURL: server.base("ok"))
+            .requestHook(AuthorizationHook(credential: Self.token)).retries(.none)
+            .onEvent { event in events.withLock { $0.append("\(event)") } }
+            .build()
+        let transportError = await #expect(throws: TransportError.self) { _ = try await quoting.fetchObjects("User", from: "/users") }
+        #expect(transportError?.message == "gave up on Bearer <redacted>" || transportError?.message == "gave up on <redacted>",
+                "\(String(describing: transportError))")
+        for text in events.withLock({ $0 }) { #expect(!text.contains(Self.token), "\(text)") }
+        #expect(try server.requests().count == 1)
+    }
+
     // MARK: 15. Remembered ETags
 
     /// Many distinct lists with ETags: the client remembers the validators of the most recently

@@ -97,7 +97,16 @@ extension Client {
         if request.body != nil, request.headers["Content-Type"] == nil {
             request.headers["Content-Type"] = "application/json; charset=utf-8"
         }
-        for hook in remote.hooks { try await hook.prepare(&request) }
+        for hook in remote.hooks {
+            do {
+                try await hook.prepare(&request)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                // Its text may quote the credential an earlier hook set: scrubbed, as a transport's.
+                throw RequestHookError(hook: hook, request: request, underlying: error)
+            }
+        }
         guard let transport = transport(for: entity) else {
             throw RequestError(.noTransport, entity: entity, "no transport is set\(entity.map { " for \($0)" } ?? "") in the builder")
         }
@@ -114,6 +123,8 @@ extension Client {
         do {
             response = try await transport.send(request)
         } catch let error as TransportError {
+            // A transport's own message may hold the request's secrets too.
+            let error = error.scrubbed(of: request)
             report(nil, error)
             throw error
         } catch is CancellationError {

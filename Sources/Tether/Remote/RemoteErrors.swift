@@ -251,12 +251,18 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     public let message: String
 
     /// An error of `kind` for a request of `method` to `url` (redacted here); a transport of your
-    /// own throws these. Keep secrets out of `message`.
+    /// own throws these. The client removes the request's secrets from `message`; keep others out.
     public init(_ kind: Kind, method: HTTPMethod, url: URL, _ message: String) {
         self.kind = kind
         self.method = method
         self.url = RemoteURL.redacted(url)
         self.message = message
+    }
+
+    /// The same error with every secret of `request` removed from its message
+    /// (``Redaction/scrub(_:of:)``): what the client does with a transport's errors.
+    public func scrubbed(of request: TransportRequest) -> TransportError {
+        TransportError(kind, method: method, url: url, Redaction.scrub(message, of: request))
     }
 
     public var description: String { "transport error (\(kind)) for \(method) \(url.absoluteString): \(message)" }
