@@ -5,8 +5,9 @@ import Testing
 import TetherTesting
 
 /// Issue 37, the parts that need no server (the real-server tests are
-/// `TetherURLSessionTests/HostileServerTests`): the bounded memory of list validators, and numbers
-/// whose whole text would make a message of their size.
+/// `TetherURLSessionTests/HostileServerTests`): the client's own check of the response limit and
+/// its deadline around any transport, the bounded memory of list validators, and numbers whose
+/// whole text would make a message of their size.
 @Suite struct LimitsTests {
     static let schema = try! Schema {
         Entity("User") {
@@ -17,6 +18,71 @@ import TetherTesting
 
     static func client(_ transport: some Transport, _ configure: (Client.Builder) -> Client.Builder = { $0 }) throws -> Client {
         try configure(Client.Builder(schema: schema).transport(transport).baseURL(URL(string: "https://api.example.com")!).retries(.none)).build()
+    }
+
+    @Test func theDefaultsAreBounded() {
+        let remote = RemoteConfiguration()
+        #expect(remote.responseLimit == 64 << 20)
+        #expect(remote.deadline == .seconds(300))
+        #expect(remote.listValidatorLimit == 1000)
+        #expect(TransportLimit.responseBytes(64 << 20).description == "64 MiB (67108864 bytes)")
+        #expect(TransportLimit.deadline(.milliseconds(1500)).description == "1.5 s")
+    }
+
+    /// A transport that does not stop at the limit itself (a stub): its answer is refused by the
+    /// client, before anything is parsed; each request carries the client's limit and deadline.
+    @Test func theClientRefusesAnAnswerPastTheLimitOfAnyTransport() async throws {
+        let stub = StubTransport()
+        let body = "[" + String(repeating: " ", count: 2000) + #"{"id": 1, "login": "a"}]"#
+        stub.on(.get, "/users") { _ in TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8)) }
+        let client = try Self.client(stub) { $0.responseLimit(1000).deadline(.seconds(7)) }
+        let error = await #expect(throws: TransportError.self) { _ = try await client.fetchObjects("User", from: "/users") }
+        #expect(error?.kind == .responseTooLarge)
+        #expect(error?.limit == .responseBytes(1000))
+        #expect(error?.status == 200)
+        #expect(error?.url.absoluteString == "https://api.example.com/users")
+        #expect(try await client.count(Query("User")) == 0)
+        #expect(stub.requests.first?.responseLimit == 1000)
+        #expect(stub.requests.first?.deadline == .seconds(7))
+        let roomy = try Self.client(stub) { $0.responseLimit(1 << 20) }
+        #expect(try await roomy.fetchObjects("User", from: "/users").objects.count == 1)
+    }
+
+    /// A transport that never answers and ignores cancellation: the deadline still ends the call
+    /// (well before the hour the transport would take), and nothing is imported.
+    @Test func theDeadlineEndsATransportThatIgnoresCancellation() async throws {
+        struct Stubborn: Transport {
+            func send(_ request: TransportRequest) async throws -> TransportResponse {
+                let end = ContinuousClock.now + .seconds(3600)
+                while ContinuousClock.now < end {
+                    try? await Task.sleep(for: .milliseconds(50))  // cancellation ignored
+                }
+                return TransportResponse(status: 200, body: Data("[]".utf8))
+            }
+        }
+        let client = try Self.client(Stubborn()) { $0.deadline(.milliseconds(300)) }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: TransportError.self) { _ = try await client.fetchObjects("User", from: "/users") }
+        #expect(error?.kind == .deadlineExceeded)
+        #expect(error?.limit == .deadline(.milliseconds(300)))
+        #expect(error?.description.contains("0.3 s") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(600))
+        #expect(try await client.count(Query("User")) == 0)
+    }
+
+    /// Cancelling the caller ends the exchange at once, deadline or not.
+    @Test func cancellingTheCallerCancelsTheExchange() async throws {
+        let stub = StubTransport()
+        stub.on(.get, "/users") { _ in
+            try await Task.sleep(for: .seconds(3600))
+            return TransportResponse(status: 200)
+        }
+        let client = try Self.client(stub) { $0.deadline(.seconds(3600)) }
+        let task = Task { try await client.fetchObjects("User", from: "/users") }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let error = await #expect(throws: TransportError.self) { _ = try await task.value }
+        #expect(error?.kind == .cancelled)
     }
 
     /// 30,000 distinct keys in a cache of 1,000: 1,000 are kept, the most recently used.
