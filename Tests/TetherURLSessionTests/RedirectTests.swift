@@ -58,16 +58,27 @@ func notesClient(_ server: DialectServer, collection: URLTemplate = "/notes", st
     @Test func a303BecomesAGetWithoutBody() throws {
         let post = TransportRequest(method: .post, url: URL(string: "https://a.test/notes")!, headers: ["Content-Type": "application/json", "Authorization": "token x"], body: Data("{}".utf8))
         let see = TransportResponse(status: 303, headers: ["Location": "/notes/9"], body: Data())
-        let next = try #require(URLSessionTransport.redirect(post, see, original: post))
+        let next = try #require(try URLSessionTransport.redirect(post, see, original: post))
         #expect(next.method == .get && next.body == nil && next.headers["Content-Type"] == nil)
         #expect(next.url.absoluteString == "https://a.test/notes/9")
         #expect(next.headers["Authorization"] == "token x")
         // Another host: the credentials stay behind; a 308 keeps the method and body.
         let away = TransportResponse(status: 308, headers: ["Location": "https://b.test/notes"], body: Data())
-        let moved = try #require(URLSessionTransport.redirect(post, away, original: post))
+        let moved = try #require(try URLSessionTransport.redirect(post, away, original: post))
         #expect(moved.method == .post && moved.body == post.body && moved.headers["Authorization"] == nil)
-        // Not a redirect, or nowhere to go.
-        #expect(URLSessionTransport.redirect(post, TransportResponse(status: 304, headers: [:], body: Data()), original: post) == nil)
-        #expect(URLSessionTransport.redirect(post, TransportResponse(status: 302, headers: [:], body: Data()), original: post) == nil)
+        // Not a redirect: the answer as it is; nowhere to go: an error saying so (issue 37).
+        #expect(try URLSessionTransport.redirect(post, TransportResponse(status: 304, headers: [:], body: Data()), original: post) == nil)
+        let nowhere = #expect(throws: TransportError.self) {
+            try URLSessionTransport.redirect(post, TransportResponse(status: 302, headers: [:], body: Data()), original: post)
+        }
+        #expect(nowhere?.kind == .badRedirect && nowhere?.status == 302)
+        // Another origin: only Accept, Content-Type and the allowed headers go along.
+        let custom = TransportRequest(method: .get, url: URL(string: "https://a.test/notes")!,
+                                      headers: ["Accept": "application/json", "X-Auth-Key": "k1", "X-Request-ID": "r1", "X-Api-Key": "k2"])
+        let elsewhere = try #require(try URLSessionTransport.redirect(
+            custom, TransportResponse(status: 302, headers: ["Location": "HTTPS://b.test/notes"]), original: custom,
+            crossOriginHeaders: ["x-request-id", "x-api-key"]))
+        #expect(elsewhere.url.absoluteString == "https://b.test/notes")
+        #expect(elsewhere.headers == ["Accept": "application/json", "X-Request-ID": "r1"], "a credential never goes, even when allowed")
     }
 }

@@ -53,8 +53,8 @@ public final class Client: Sendable {
     let importMemory = RememberedSlot()
     /// The refreshes of remote-backed observations, by source.
     let refreshes = RemoteRefreshes()
-    /// The validators of the one-page lists this client fetched, by URL.
-    let listValidators = ListValidators()
+    /// The validators of the one-page lists this client fetched, by URL (the most recent ones).
+    let listValidators: ListValidators
     /// The layouts of the typed models this client has read or written.
     let modelLayouts: ModelLayoutCache
     /// Where ``ClientEvent``s go.
@@ -75,6 +75,7 @@ public final class Client: Sendable {
         self.importOptions = builder.importOptions
         self.extensions = builder.extensions
         self.remote = builder.remote
+        self.listValidators = ListValidators(limit: builder.remote.listValidatorLimit)
         self.modelLayouts = builder.modelLayouts.copy()
         self.events = builder.eventHandlers
     }

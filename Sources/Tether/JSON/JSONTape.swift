@@ -610,10 +610,19 @@ private struct TapeParser {
         // Let the standard library (strtod) round the literal text correctly.
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
-            throw error(at: start, "number \(text) is out of range")
+            throw error(at: start, "number \(Self.abbreviatedNumber(text)) is out of range")
         }
         _ = value
         record(.double, start, index - start)
+    }
+
+    /// A number's text for a message: whole up to 40 characters, else its first 40 and how many
+    /// digits it has (`1234…(10000 digits)`), so that a hostile number does not make a message of
+    /// its size.
+    static func abbreviatedNumber(_ text: String) -> String {
+        guard text.utf8.count > 40 else { return text }
+        let digits = text.utf8.reduce(0) { $0 + ($1 &- ASCII.zero < 10 ? 1 : 0) }
+        return "\(text.prefix(40))…(\(digits) digits)"
     }
 
     /// The value of a run of decimal digits, or nil when it does not fit in `Int64`.

@@ -97,7 +97,18 @@ extension Client {
         if request.body != nil, request.headers["Content-Type"] == nil {
             request.headers["Content-Type"] = "application/json; charset=utf-8"
         }
-        for hook in remote.hooks { try await hook.prepare(&request) }
+        if request.responseLimit == nil { request.responseLimit = remote.responseLimit }
+        if request.deadline == nil { request.deadline = remote.deadline }
+        for hook in remote.hooks {
+            do {
+                try await hook.prepare(&request)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                // Its text may quote the credential an earlier hook set: scrubbed, as a transport's.
+                throw RequestHookError(hook: hook, request: request, underlying: error)
+            }
+        }
         guard let transport = transport(for: entity) else {
             throw RequestError(.noTransport, entity: entity, "no transport is set\(entity.map { " for \($0)" } ?? "") in the builder")
         }
@@ -112,8 +123,10 @@ extension Client {
         }
         let response: TransportResponse
         do {
-            response = try await transport.send(request)
+            response = try await transport.send(withinDeadline: request)
         } catch let error as TransportError {
+            // A transport's own message may hold the request's secrets too.
+            let error = error.scrubbed(of: request)
             report(nil, error)
             throw error
         } catch is CancellationError {
@@ -123,6 +136,15 @@ extension Client {
         } catch {
             // A custom transport's error may hold the request: its text keeps none of its secrets.
             let error = TransportError(.other, method: method, url: url, Redaction.scrub("\(error)", of: request))
+            report(nil, error)
+            throw error
+        }
+        if let limit = request.responseLimit, response.body.count > limit {
+            // A transport that does not stop at the limit itself: its answer is still refused.
+            let error = TransportError(
+                .responseTooLarge, method: method, url: url, status: response.status, limit: .responseBytes(limit),
+                "the answer (HTTP \(response.status), \(response.body.count) bytes) is larger than the response limit of "
+                    + "\(TransportLimit.bytes(limit)); nothing was parsed")
             report(nil, error)
             throw error
         }

@@ -35,9 +35,19 @@ public struct RemoteConfiguration: Sendable {
     public var pagination: Pagination = .automatic
     /// Per entity: a pagination other than ``pagination``.
     public var paginations: [String: Pagination] = [:]
+    /// The most bytes an answer's body may have (after decompression), for every request that
+    /// sets none (``TransportRequest/responseLimit``): 64 MiB by default.
+    public var responseLimit: Int = TransportRequest.defaultResponseLimit
+    /// The most time one exchange may take, for every request that sets none
+    /// (``TransportRequest/deadline``): 5 minutes by default; nil for none.
+    public var deadline: Duration? = .seconds(300)
+    /// How many lists' validators (`ETag`, `Last-Modified`) the client remembers, the least
+    /// recently fetched forgotten first: 1,000 by default.
+    public var listValidatorLimit: Int = 1000
 
     /// The defaults: no hooks, no registered URLs, `PATCH` saves, two retries of idempotent
-    /// requests, automatic response shapes and pagination, at most 1,000 pages.
+    /// requests, automatic response shapes and pagination, at most 1,000 pages, answers of at
+    /// most 64 MiB, exchanges of at most 5 minutes, the validators of 1,000 lists.
     public init() {}
 
     /// The pagination of `entity`'s lists.

@@ -234,8 +234,20 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         public static let timeout = Kind("timeout")
         /// The task was cancelled while the request was under way.
         public static let cancelled = Kind("cancelled")
-        /// Anything else below HTTP: a DNS or TLS failure, too many redirects, an error thrown by
-        /// a custom transport (its text in ``TransportError/message``).
+        /// The answer's body was larger than the request's response limit
+        /// (``TransportRequest/responseLimit``, counted after decompression, or a `Content-Length`
+        /// saying so); the exchange was stopped and nothing was parsed. ``TransportError/limit``
+        /// holds the limit, ``TransportError/status`` the answer's status.
+        public static let responseTooLarge = Kind("responseTooLarge")
+        /// The exchange took longer than the request's deadline (``TransportRequest/deadline``)
+        /// and was cancelled; ``TransportError/limit`` holds the deadline.
+        public static let deadlineExceeded = Kind("deadlineExceeded")
+        /// A redirect (301, 302, 303, 307, 308) that cannot be followed: no `Location`, one that
+        /// is not an `http` or `https` URL, or more redirects than the transport follows.
+        /// ``TransportError/status`` holds the redirect's status.
+        public static let badRedirect = Kind("badRedirect")
+        /// Anything else below HTTP: a DNS or TLS failure, an error thrown by a custom transport
+        /// (its text in ``TransportError/message``).
         public static let other = Kind("other")
         public var description: String { name }
     }
@@ -249,14 +261,28 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
     /// What went wrong, in the words of the layer below (`URLError -1004: …` from
     /// `URLSessionTransport`).
     public let message: String
+    /// The HTTP status of the answer when one had begun to arrive (a body cut at the response
+    /// limit, a redirect that cannot be followed); nil when none came.
+    public let status: Int?
+    /// The limit that was reached: the response limit of `.responseTooLarge`, the deadline of
+    /// `.deadlineExceeded`; nil for the other kinds.
+    public let limit: TransportLimit?
 
     /// An error of `kind` for a request of `method` to `url` (redacted here); a transport of your
-    /// own throws these. Keep secrets out of `message`.
-    public init(_ kind: Kind, method: HTTPMethod, url: URL, _ message: String) {
+    /// own throws these. The client removes the request's secrets from `message`; keep others out.
+    public init(_ kind: Kind, method: HTTPMethod, url: URL, status: Int? = nil, limit: TransportLimit? = nil, _ message: String) {
         self.kind = kind
         self.method = method
         self.url = RemoteURL.redacted(url)
+        self.status = status
+        self.limit = limit
         self.message = message
+    }
+
+    /// The same error with every secret of `request` removed from its message
+    /// (``Redaction/scrub(_:of:)``): what the client does with a transport's errors.
+    public func scrubbed(of request: TransportRequest) -> TransportError {
+        TransportError(kind, method: method, url: url, status: status, limit: limit, Redaction.scrub(message, of: request))
     }
 
     public var description: String { "transport error (\(kind)) for \(method) \(url.absoluteString): \(message)" }

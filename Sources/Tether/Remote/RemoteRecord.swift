@@ -98,9 +98,10 @@ public struct ConflictError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The validators (`ETag`, `Last-Modified`) of the lists a client fetched in one page, with the
-/// objects each held, by URL (and relationship), for the life of the client: fetching the same
-/// list again sends them back, and a `304 Not Modified` imports nothing. A list of several pages
-/// keeps none (a page's validator says nothing of the other pages).
+/// objects each held, by URL (and relationship): fetching the same list again sends them back,
+/// and a `304 Not Modified` imports nothing. A list of several pages keeps none (a page's
+/// validator says nothing of the other pages). At most `limit` lists are kept
+/// (``Client/Builder/listValidatorLimit(_:)``), the least recently fetched forgotten first.
 final class ListValidators: Sendable {
     struct Entry: Sendable {
         var etag: String?
@@ -108,10 +109,15 @@ final class ListValidators: Sendable {
         var ids: [ObjectID]
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries: Mutex<LRUCache<String, Entry>>
+
+    init(limit: Int) { entries = Mutex(LRUCache(capacity: limit)) }
+
+    /// How many lists are remembered.
+    var count: Int { entries.withLock { $0.count } }
 
     subscript(key: String) -> Entry? {
-        entries.withLock { $0[key] }
+        entries.withLock { $0.value(for: key) }
     }
 
     /// Remembers the validators of a list fetched from `fetched` (forgets them when it has none,
@@ -119,6 +125,6 @@ final class ListValidators: Sendable {
     func remember(_ key: String, _ fetched: FetchedPages, ids: [ObjectID]) {
         let entry: Entry? = fetched.pages == 1 && fetched.isComplete && (fetched.etag != nil || fetched.lastModified != nil)
             ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids) : nil
-        entries.withLock { $0[key] = entry }
+        entries.withLock { $0.set(entry, for: key) }
     }
 }

@@ -22,14 +22,64 @@ import Foundation
 ///     }
 /// }
 /// ```
-/// A hook that throws stops the request; nothing is sent and nothing is written.
+/// A hook that throws stops the request; nothing is sent and nothing is written. The caller gets
+/// a ``RequestHookError`` whose text has the request's secrets removed, holding the hook's own
+/// error as ``RequestHookError/underlying``.
 public protocol RequestHook: Sendable {
-    /// Changes `request` before it is sent: add or replace headers, sign it, rewrite its URL.
+    /// Changes `request` before it is sent: add or replace headers, sign it, rewrite its URL, or
+    /// set its ``TransportRequest/responseLimit`` or ``TransportRequest/deadline``.
     ///
     /// Runs on every attempt, retries included (a token refreshed meanwhile is picked up), after
     /// Tether's `Accept` and `Content-Type` and the hooks added before this one. Throw to stop the
-    /// request: the error reaches the caller as it is, nothing is sent and nothing is written.
+    /// request: nothing is sent and nothing is written, and the caller (and
+    /// ``ClientEvent/failure(_:)``) gets a ``RequestHookError`` wrapping the error, its text
+    /// scrubbed of the request's secrets (a `CancellationError` is thrown as it is).
     func prepare(_ request: inout TransportRequest) async throws
+}
+
+/// A request hook threw: the request was not sent and nothing was written.
+///
+/// Its text (``message``, `description`, `dump`) is the hook's error's with every secret of the
+/// request removed (``Redaction/scrub(_:of:)``): a hook's message may quote the `Authorization`
+/// value it was given. The hook's own error is ``underlying``, as thrown (catch it by type there),
+/// and is never printed by this error.
+///
+/// ```swift
+/// do {
+///     _ = try await client.fetchObjects("User", from: "/users")
+/// } catch let error as RequestHookError where error.underlying is TokenExpired {
+///     // sign in again
+/// }
+/// ```
+public struct RequestHookError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The hook's type name (`AuthorizationHook`, `RequestHookClosure`).
+    public let hook: String
+    /// The request's HTTP method.
+    public let method: HTTPMethod
+    /// The URL of the request, without user, password and secret query values (``Redaction/url(_:)``).
+    public let url: URL
+    /// The hook's error's text, without the request's secrets.
+    public let message: String
+    /// The error the hook threw, as it was thrown; its own text may hold secrets.
+    public let underlying: any Error
+
+    /// The error of `hook` (its type name is kept), thrown while preparing `request`: its text is
+    /// scrubbed of the request's secrets.
+    public init(hook: any RequestHook, request: TransportRequest, underlying: any Error) {
+        self.hook = String(describing: type(of: hook))
+        self.method = request.method
+        self.url = Redaction.url(request.url)
+        self.message = Redaction.scrub("\(underlying)", of: request)
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        "request hook \(hook) failed for \(method) \(url.absoluteString), nothing was sent: \(message)"
+    }
+    public var debugDescription: String { "RequestHookError(\(description))" }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["hook": hook, "method": method, "url": url, "message": message], displayStyle: .struct)
+    }
 }
 
 /// Sets headers that the request does not already carry.

@@ -27,10 +27,14 @@ public protocol Transport: Sendable {
     ///
     /// Called concurrently from any task, once per attempt: a retry (``RetryPolicy``) calls it
     /// again with the same request. Throw a ``TransportError`` when there is no answer
-    /// (`.connectionRefused`, `.connectionLost`, `.timeout`, `.cancelled`, `.other`);
+    /// (`.connectionRefused`, `.connectionLost`, `.timeout`, `.cancelled`, `.other`), or when the
+    /// body passes ``TransportRequest/responseLimit`` (`.responseTooLarge`);
     /// `.connectionLost` is what lets an idempotent request be retried. The client reports a
-    /// `CancellationError` as `.cancelled` and any other error as `.other`, its text scrubbed of
-    /// the request's secrets. Never throw for a 4xx or 5xx status: return the response.
+    /// `CancellationError` as `.cancelled` and any other error as `.other`, its text (and a
+    /// `TransportError`'s message) scrubbed of the request's secrets, and refuses a body past the
+    /// limit in any case. Stop when the task is cancelled: the client's deadline
+    /// (``TransportRequest/deadline``) cancels it. Never throw for a 4xx or 5xx status: return the
+    /// response.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
@@ -131,6 +135,21 @@ public struct TransportRequest: Sendable, Hashable, CustomStringConvertible, Cus
     public var headers: HTTPHeaders
     /// The body bytes (JSON for Tether's own requests), or nil for none.
     public var body: Data?
+    /// The most bytes the answer's body may have, counted after decompression; a larger answer
+    /// is a ``TransportError`` (`.responseTooLarge`) and is never parsed. Nil: the client's
+    /// (``Client/Builder/responseLimit(_:)``, 64 MiB by default), or ``defaultResponseLimit`` for a
+    /// transport used on its own. A request hook may set it for one request.
+    public var responseLimit: Int?
+    /// The most time the whole exchange may take, from handing the request to the transport to
+    /// the last byte of the answer, redirects included (unlike a transport's idle timeout, which
+    /// a server sending a byte now and then resets). When it passes, the exchange is cancelled
+    /// and fails with a ``TransportError`` (`.deadlineExceeded`); nothing is imported. Nil: the
+    /// client's (``Client/Builder/deadline(_:)``, 5 minutes by default). Enforced by
+    /// ``Transport/send(withinDeadline:)``, which the client uses for every exchange.
+    public var deadline: Duration?
+
+    /// The response limit of a request that sets none and is sent without a client: 64 MiB.
+    public static let defaultResponseLimit = 64 << 20
 
     /// A request; `headers` and `body` default to none.
     public init(method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil) {
