@@ -63,7 +63,7 @@ extension Client {
         let omitted = remote.readOnly[entity] ?? []
         let (url, body) = try await store.read { [self] reader in
             let subject = TemplateSubject(entity: entity, values: values, related: related)
-            let url = try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
+            let url = writeURL(try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader), entity: entity)
             let body = try exportJSON(entity: entity, values: values, id: nil, related: related, options: options, reader: reader, omitting: omitted)
             return (url, body)
         }

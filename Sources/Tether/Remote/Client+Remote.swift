@@ -472,7 +472,13 @@ extension Client {
     }
 
     func itemURL(of id: ObjectID) async throws -> URL {
-        try await url(try itemTemplate(for: id.entity), for: id)
+        writeURL(try await url(try itemTemplate(for: id.entity), for: id), entity: id.entity)
+    }
+
+    /// `url` without the query parameters that page the lists of `entity`: a write (or the
+    /// URL of one object) never carries them, though the template it comes from is a list's.
+    func writeURL(_ url: URL, entity: String) -> URL {
+        remote.pagination(for: entity).withoutPagingParameters(url)
     }
 
     func collectionRequest(for id: ObjectID, options: ExportOptions) async throws -> (URL, JSON) {
@@ -483,7 +489,7 @@ extension Client {
             guard let object = try reader.object(id) else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
             }
-            let url = try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader)
+            let url = writeURL(try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader), entity: id.entity)
             let body = try exportJSON(entity: object.entity, values: object.values, id: id, related: [:], options: options, reader: reader,
                                       omitting: remote.readOnly[id.entity] ?? [])
             return (url, body)
@@ -573,7 +579,8 @@ public struct RelationshipResource: Sendable {
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
-        let url = try await client.url(route, for: source)
+        // The list's URL, without the parameters that page it (`?per_page=3`).
+        let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
         var linked: [String: [ObjectID]] = [:]
         if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
@@ -622,7 +629,7 @@ public struct RelationshipResource: Sendable {
         guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
             throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
         }
-        let base = try await client.url(route, for: source)
+        let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
         var text = base.absoluteString
         var query = ""
