@@ -47,6 +47,85 @@ import TetherTesting
         try JSON(parsing: try #require(request?.body))
     }
 
+    // MARK: 6. A 304 on the first page hides later pages
+
+    @Test(arguments: ["memory", "sqlite"])
+    func aNotModifiedFirstPageGoesOnToTheNextPages(_ kind: String) async throws {
+        let stub = StubTransport()
+        let grown = Mutex(false)
+        stub.on(.get, "/members?page=1&per_page=2") { request in
+            if request.headers["If-None-Match"] == "\"p1\"" { return TransportResponse(status: 304, headers: ["ETag": "\"p1\""]) }
+            return Self.json(#"[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]"#, ["ETag": "\"p1\""])
+        }
+        stub.on(.get, "/members?page=2&per_page=2") { _ in
+            grown.withLock { $0 } ? Self.json(#"[{"id": 3, "name": "c"}]"#) : Self.json(#"{"detail": "no such page"}"#, status: 404)
+        }
+        func client(_ folder: TemporaryDirectory) throws -> Client {
+            try Self.builder(try Self.store(kind, folder), stub).pagination(.pages(size: 2, sizeParameter: "per_page"), for: "Member").build()
+        }
+
+        let folder = try TemporaryDirectory()
+        let first = try client(folder)
+        let once = try await first.fetchObjects("Member", from: "/members")
+        #expect(once.objects.count == 2 && once.pages == 1)
+
+        // A third member, added since, lands on page 2; page 1 is unchanged (304).
+        grown.withLock { $0 = true }
+        let again = try await first.fetchObjects("Member", from: "/members")
+        #expect(stub.requests(.get, "/members?page=1&per_page=2").last?.headers["If-None-Match"] == "\"p1\"")
+        #expect(again.objects.map { $0["id"] } == [.int(1), .int(2), .int(3)])
+        #expect(again.pages == 2 && !again.notModified)
+        #expect(again.importResult.objects.count == 1, "only the second page is imported: the first is unchanged")
+        #expect(try await first.count(Query("Member")) == 3)
+
+        // With deleteMissing, a list that goes on after a 304 is fetched whole again.
+        grown.withLock { $0 = false }
+        let other = try TemporaryDirectory()
+        let second = try client(other)
+        _ = try await second.fetchObjects("Member", from: "/members")
+        try await second.import(Data(#"[{"id": 9, "name": "local only"}]"#.utf8), as: "Member")
+        grown.withLock { $0 = true }
+        stub.clearRequests()
+        let whole = try await second.fetchObjects("Member", from: "/members", options: ImportOptions(deleteMissing: .all))
+        #expect(whole.objects.map { $0["id"] } == [.int(1), .int(2), .int(3)])
+        #expect(try await second.object("Member", identity: .int(9)) == nil)
+        #expect(stub.requests(.get, "/members?page=1&per_page=2").map { $0.headers["If-None-Match"] } == ["\"p1\"", nil])
+    }
+
+    // MARK: 7. A rejected save cannot be undone by refresh
+
+    @Test(arguments: ["memory", "sqlite"])
+    func aRefreshAfterARefusedSaveBringsTheServersValuesBack(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stub = StubTransport()
+        stub.on(.get, "/members/1") { request in
+            if request.headers["If-None-Match"] == "\"v1\"" { return TransportResponse(status: 304, headers: ["ETag": "\"v1\""]) }
+            return Self.json(#"{"id": 1, "name": "Ann", "email": "ann@example.com"}"#, ["ETag": "\"v1\""])
+        }
+        stub.on(.patch, "/members/1", response: Self.json(#"{"detail": "boom"}"#, status: 500))
+        let client = try Self.builder(try Self.store(kind, folder), stub).build()
+        let member = try await client.fetchObject("Member", from: "/members/1")
+
+        try await client.updateLocally(member.id, setting: ["name": .string("Refused")])
+        let error = await #expect(throws: HTTPError.self) { try await client.save(member.id) }
+        #expect(error?.status == 500)
+        #expect(try await client.object(member.id)?["name"] == .string("Refused"))
+
+        let back = try await client.refresh(member.id)
+        #expect(back["name"] == .string("Ann"))
+        #expect(stub.requests(.get, "/members/1").last?.headers["If-None-Match"] == nil)
+        // Nothing pending any more: the next refresh is conditional again, and a 304 keeps Ann.
+        let again = try await client.refresh(member.id)
+        #expect(stub.requests(.get, "/members/1").last?.headers["If-None-Match"] == "\"v1\"")
+        #expect(again["name"] == .string("Ann"))
+        _ = try await client.save(member.id)
+        #expect(stub.requests(.patch).count == 1, "nothing is pending after the refresh")
+
+        // An unsent change too.
+        try await client.updateLocally(member.id, setting: ["email": .string("local@example.com")])
+        #expect(try await client.refresh(member.id)["email"] == .string("ann@example.com"))
+    }
+
     // MARK: 10. Writes do not carry the paging parameters
 
     @Test(arguments: ["memory", "sqlite"])

@@ -6,15 +6,19 @@ extension Client {
     /// GETs the object from its item URL and merges the answer into it: the server's copy
     /// replaces the local one, local changes included.
     ///
-    /// When the server gave the object an `ETag` (or `Last-Modified`) before, the request carries
-    /// `If-None-Match` (`If-Modified-Since`): a `304 Not Modified` imports nothing and returns
-    /// the stored object.
+    /// When the server gave the object an `ETag` (or `Last-Modified`) before and the object has
+    /// no local change (unsent, or refused by the server), the request carries `If-None-Match`
+    /// (`If-Modified-Since`): a `304 Not Modified` imports nothing and returns the stored object.
+    /// With local changes it carries neither: a validator says the server's copy is unchanged,
+    /// not that the store holds it, and a refresh is the way back from a refused save.
     @discardableResult
     public func refresh(_ id: ObjectID) async throws -> Object {
         let url = try await itemURL(of: id)
         var request = TransportRequest(method: .get, url: url)
         let record = try await store.read { try RemoteRecord.read(id, in: $0) }
-        if let etag = record?.etag {
+        if record?.confirmed.isEmpty == false {
+            // Local changes: the store is not the server's copy, so the whole copy is asked for.
+        } else if let etag = record?.etag {
             request.headers["If-None-Match"] = etag
         } else if let lastModified = record?.lastModified {
             request.headers["If-Modified-Since"] = lastModified

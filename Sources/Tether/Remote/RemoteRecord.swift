@@ -99,13 +99,18 @@ public struct ConflictError: Error, Sendable, CustomStringConvertible {
 
 /// The validators (`ETag`, `Last-Modified`) of the lists a client fetched in one page, with the
 /// objects each held, by URL (and relationship), for the life of the client: fetching the same
-/// list again sends them back, and a `304 Not Modified` imports nothing. A list of several pages
-/// keeps none (a page's validator says nothing of the other pages).
+/// list again sends them back with its first page. A `304 Not Modified` says that page is
+/// unchanged, and nothing of the pages after it: its objects are the remembered ones, and the
+/// pages after it are fetched as ever (a list that grew onto a second page since). A list of
+/// several pages keeps none.
 final class ListValidators: Sendable {
     struct Entry: Sendable {
         var etag: String?
         var lastModified: String?
+        /// The objects of the page, in its order.
         var ids: [ObjectID]
+        /// The elements the page held (what its pagination counts to find the next page).
+        var count: Int
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -118,7 +123,7 @@ final class ListValidators: Sendable {
     /// or several pages).
     func remember(_ key: String, _ fetched: FetchedPages, ids: [ObjectID]) {
         let entry: Entry? = fetched.pages == 1 && fetched.isComplete && (fetched.etag != nil || fetched.lastModified != nil)
-            ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids) : nil
+            ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids, count: fetched.items.count) : nil
         entries.withLock { $0[key] = entry }
     }
 }
