@@ -126,6 +126,40 @@ import TetherTesting
         #expect(try await client.refresh(member.id)["email"] == .string("ann@example.com"))
     }
 
+    // MARK: 9. An import of an enveloped list
+
+    @Test(arguments: ["memory", "sqlite"])
+    func anImportHonoursTheResponseShape(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stripe = Data(#"{"object": "list", "data": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}], "has_more": true, "url": "/v1/members"}"#.utf8)
+
+        // Undeclared: an error naming the keys and the builder call, never an import of nothing.
+        let plain = try Self.builder(try Self.store(kind, folder), StubTransport()).build()
+        let error = await #expect(throws: ImportError.self) { try await plain.import(stripe, as: "Member") }
+        #expect(error?.message.contains("responseShape") == true)
+        await #expect(throws: ImportError.self) { try await plain.import(try JSON(parsing: stripe), as: "Member") }
+        #expect(try await plain.count(Query("Member")) == 0)
+
+        // Declared: the list's objects, from bytes, parsed JSON, typed, a file, and into a parent.
+        let other = try TemporaryDirectory()
+        let client = try Self.builder(try Self.store(kind, other), StubTransport()).responseShape(.keyPath("data"), for: "Member")
+            .responseShape(.keyPath("data"), for: "Repo").build()
+        let result = try await client.import(stripe, as: "Member")
+        #expect(result.objects.count == 2)
+        let models = try await client.import(stripe, as: Member.self)
+        #expect(models.map(\.id) == [1, 2])
+        let file = other.url.appendingPathComponent("members.json")
+        try stripe.write(to: file)
+        #expect(try await client.import(contentsOf: file, as: "Member").objects.count == 2)
+        // A bare array is the list itself, whatever the shape.
+        #expect(try await client.import(Data(#"[{"id": 3}]"#.utf8), as: "Member").objects.count == 1)
+        let one = try #require(try await client.object("Member", identity: .int(1)))
+        let repos = try await client.import(Data(#"{"object": "list", "data": [{"id": 10, "title": "r"}]}"#.utf8), as: "Repo",
+                                            into: "repositories", of: one.id)
+        #expect(repos.objects.count == 1)
+        #expect(try await client.related("repositories", of: one.id).count == 1)
+    }
+
     // MARK: 10. Writes do not carry the paging parameters
 
     @Test(arguments: ["memory", "sqlite"])
