@@ -126,6 +126,52 @@ import TetherTesting
         #expect(try await client.refresh(member.id)["email"] == .string("ann@example.com"))
     }
 
+    // MARK: 8. A create answered without a body
+
+    @Test(arguments: ["memory", "sqlite"])
+    func aCreateWithoutABodyTakesItsIdentityFromLocationOrIsMarkedUnconfirmed(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stub = StubTransport()
+        stub.on(.post, "/members", once: true, response: TransportResponse(status: 201, headers: ["Location": "/members/7"]))
+        stub.on(.get, "/members/7", response: Self.json(#"{"id": 7, "name": "Seven", "email": "seven@example.com"}"#, ["ETag": "\"s7\""]))
+        let client = try Self.builder(try Self.store(kind, folder), stub).build()
+
+        // A Location: the object is read from it, into the same local object.
+        let local = try await client.insertLocally("Member", values: ["name": .string("Seven")])
+        let created = try await client.create(local.id)
+        #expect(created.id == local.id)
+        #expect(created["id"] == .int(7) && created["email"] == .string("seven@example.com"))
+        #expect(try await client.isUnconfirmed(local.id) == false)
+        #expect(try await client.count(Query("Member")) == 1)
+
+        // No Location: kept, marked as not confirmed by the server, and the call says so.
+        stub.on(.post, "/members", response: TransportResponse(status: 204))
+        let quiet = try await client.insertLocally("Member", values: ["name": .string("Quiet")])
+        let error = await #expect(throws: UnconfirmedCreateError.self) { try await client.create(quiet.id) }
+        #expect(error?.id == quiet.id && error?.status == 204)
+        #expect(error?.description.contains("Location") == true)
+        #expect(try await client.object(quiet.id)?["name"] == .string("Quiet"))
+        #expect(try await client.isUnconfirmed(quiet.id))
+
+        // From values: stored as sent (nothing lost), marked too.
+        let fromValues = await #expect(throws: UnconfirmedCreateError.self) {
+            try await client.create("Member", values: ["name": .string("Valued")])
+        }
+        let valued = try #require(fromValues?.id)
+        #expect(try await client.isUnconfirmed(valued))
+        // With its identity in the values, an object is the server's as it was sent.
+        let identified = try await client.create("Member", values: ["id": .int(8), "name": .string("Eight")])
+        #expect(try await client.isUnconfirmed(identified.id) == false)
+
+        if kind == "sqlite" {
+            // The mark survives a restart.
+            let reopened = try Self.builder(try SQLiteStore(path: folder.path()), stub).build()
+            #expect(try await reopened.isUnconfirmed(quiet.id))
+            #expect(try await reopened.isUnconfirmed(valued))
+            #expect(try await reopened.isUnconfirmed(local.id) == false)
+        }
+    }
+
     // MARK: 9. An import of an enveloped list
 
     @Test(arguments: ["memory", "sqlite"])

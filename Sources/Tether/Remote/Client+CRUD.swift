@@ -41,21 +41,78 @@ extension Client {
 
     /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
     /// without identity) to its collection URL, then merges the answer (server-assigned id,
-    /// timestamps) into the **same** object: no duplicate is created. An answer without a body
-    /// (`204 No Content`, or a `201`/`202` with none) keeps the local object as it is.
-    /// Read-only properties (``Builder/readOnly(_:of:)``) are not sent.
+    /// timestamps) into the **same** object: no duplicate is created. Read-only properties
+    /// (``Builder/readOnly(_:of:)``) are not sent.
+    ///
+    /// An answer without a body (`204 No Content`, or a `201`/`202` with none) keeps an object
+    /// that has its identity as it is. One without identity is read from the answer's `Location`
+    /// (a GET on the same scheme, host and port, merged into it); without a `Location`, or when
+    /// it cannot be read, the object is kept marked as not confirmed by the server and the call
+    /// throws ``UnconfirmedCreateError``.
     @discardableResult
     public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (url, body) = try await collectionRequest(for: id, options: options)
         let response = try await send(.post, url, body: body, entity: id.entity)
-        let json = try Self.jsonBody(of: response)
-            .map { try oneObject(in: $0, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)") }
+        guard let answer = try Self.jsonBody(of: response) else {
+            return try await confirmCreated(id, by: response, posted: url)
+        }
+        let json = try oneObject(in: answer, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
         return try await confirm(id, by: response, json: json, sent: nil)
+    }
+
+    /// Whether the server accepted a create of `id` without saying what it made (no body, no
+    /// readable `Location`: ``UnconfirmedCreateError``): the object has no server identity and
+    /// is not the server's. Kept in the store beside the object, across restarts.
+    public func isUnconfirmed(_ id: ObjectID) async throws -> Bool {
+        try await store.read { try RemoteRecord.read(id, in: $0)?.unconfirmed ?? false }
+    }
+
+    /// A create of `id` answered without a body: an object with its identity is the server's as
+    /// it was sent; one without is read from the answer's `Location`, or else kept marked as
+    /// not confirmed (``UnconfirmedCreateError``), never as an ordinary object.
+    private func confirmCreated(_ id: ObjectID, by response: TransportResponse, posted url: URL) async throws -> Object {
+        let identity = mapping[id.entity]?.identity.map(\.name) ?? []
+        let hasIdentity = try await store.read { reader in
+            guard let object = try reader.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while the request was out")
+            }
+            return identity.allSatisfy { object.values[$0] != nil }
+        }
+        if hasIdentity { return try await confirm(id, by: response, json: nil, sent: nil) }
+        var reason = "answered with neither the object nor a Location header"
+        if let location = response.headers["Location"] {
+            if let target = URL(string: location, relativeTo: url)?.absoluteURL, isTrustedLink(target, from: url) {
+                let what = "GET \(RemoteURL.redacted(target).absoluteString) (the Location of the created \(id.entity))"
+                do {
+                    let answer = try await send(.get, target, entity: id.entity)
+                    if let body = try Self.jsonBody(of: answer) {
+                        return try await confirm(id, by: answer, json: try oneObject(in: body, of: id.entity, what: what), sent: nil)
+                    }
+                    reason = "\(what) answered \(answer.status) without a body"
+                } catch {
+                    reason = "\(what) failed: \(error)"
+                }
+            } else {
+                reason = "its Location '\(RemoteURL.redacted(URL(string: location, relativeTo: url)?.absoluteURL ?? url).absoluteString)' "
+                    + "is not on the scheme, host and port of the request (not read with the client's credentials)"
+            }
+        }
+        let marked = try await store.write { writer -> Bool in
+            guard let old = try RemoteRecord.read(id, in: writer) else { return false }
+            var record = old
+            record.unconfirmed = true
+            try RemoteRecord.write(record, replacing: old, of: id, in: writer)
+            return true
+        }
+        if !marked { reason += " (this store keeps no remote records, so the mark is not kept)" }
+        throw UnconfirmedCreateError(id: id, url: url, status: response.status, reason: reason)
     }
 
     /// POSTs a new object built from values (and relationship targets, which URL templates can
     /// follow) and imports the answer. Nothing is stored unless the server accepts it; an answer
-    /// without a body (`204 No Content`) stores the object as sent.
+    /// without a body (`204 No Content`) stores the object as sent, and, when the values hold no
+    /// identity, reads it from the answer's `Location` or else keeps it marked as not confirmed
+    /// (see ``create(_:options:)``: ``UnconfirmedCreateError``).
     @discardableResult
     public func create(
         _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
@@ -75,7 +132,7 @@ extension Client {
         guard let answer = try Self.jsonBody(of: response) else {
             // Accepted without an answer to import: the object is stored as it was sent.
             let object = try await insertLocally(entity, values: values, related: related)
-            return try await confirm(object.id, by: response, json: nil, sent: nil)
+            return try await confirmCreated(object.id, by: response, posted: url)
         }
         let json = try oneObject(in: answer, of: entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)

@@ -463,19 +463,28 @@ extension Client {
     /// on a host of ``RemoteConfiguration/pageHosts``, with the same scheme): the request hooks
     /// would give any other host the client's credentials.
     func checkPageLink(_ link: URL, from first: URL, page: Int, entity: String) throws(RequestError) {
-        func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
-            return (scheme, url.host?.lowercased() ?? "", port)
-        }
-        let (a, b) = (origin(first), origin(link))
-        if a.scheme == b.scheme, a.host == b.host, a.port == b.port { return }
-        if a.scheme == b.scheme, remote.pageHosts.contains(b.host) { return }
+        if isTrustedLink(link, from: first) { return }
+        let (a, b) = (Self.origin(first), Self.origin(link))
         throw RequestError(
             .untrustedLink, entity: entity,
             "page \(page) of GET \(RemoteURL.redacted(first).absoluteString) links its next page to \(b.scheme)://\(b.host)\(b.port.map { ":\($0)" } ?? ""), "
                 + "not to \(a.scheme)://\(a.host)\(a.port.map { ":\($0)" } ?? ""); Tether follows next links only on the same scheme, host and port, "
                 + "so that no credentials go elsewhere (allow another host of the same scheme with the builder's pageHosts(_:)); nothing was imported")
+    }
+
+    private static func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+        return (scheme, url.host?.lowercased() ?? "", port)
+    }
+
+    /// Whether a link the server gave (a next page, a `Location`) may be followed with the
+    /// client's credentials: the same scheme, host and port as `first`, or a host of
+    /// ``RemoteConfiguration/pageHosts`` with the same scheme.
+    func isTrustedLink(_ link: URL, from first: URL) -> Bool {
+        let (a, b) = (Self.origin(first), Self.origin(link))
+        if a.scheme == b.scheme, a.host == b.host, a.port == b.port { return true }
+        return a.scheme == b.scheme && remote.pageHosts.contains(b.host)
     }
 
     // MARK: Helpers
