@@ -47,6 +47,69 @@ import TetherTesting
         try JSON(parsing: try #require(request?.body))
     }
 
+    // MARK: 5. A stale typed model saved over a newer store
+
+    /// One member on the server: GET gives it, PATCH merges the body into it.
+    final class ServerMember: Sendable {
+        let state = Mutex<[String: JSON]>(["id": 1, "name": "Ann", "email": .null])
+
+        func change(_ key: String, _ value: JSON) { state.withLock { $0[key] = value } }
+        var json: TransportResponse { NothingLostRemoteTests.json(JSON.object(state.withLock { $0 }).serialized().utf8String) }
+
+        func install(on stub: StubTransport) {
+            stub.on(.get, "/members/1") { _ in self.json }
+            stub.on(.get, "/members") { _ in
+                NothingLostRemoteTests.json("[" + JSON.object(self.state.withLock { $0 }).serialized().utf8String + "]")
+            }
+            stub.on(.patch, "/members/1") { request in
+                guard case .object(let sent) = try JSON(parsing: request.body ?? Data()) else { throw CancellationError() }
+                self.state.withLock { $0.merge(sent) { _, new in new } }
+                return self.json
+            }
+        }
+    }
+
+    @Test(arguments: ["memory", "sqlite"])
+    func aStaleTypedSaveSendsOnlyWhatTheAppChanged(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stub = StubTransport()
+        let server = ServerMember()
+        server.install(on: stub)
+        let client = try Self.builder(try Self.store(kind, folder), stub).build()
+
+        var mine = try await client.fetchModel(Member.self, from: "/members/1")
+        #expect(mine.email == nil)
+        // Another client sets the email; a list refresh brings it into the store.
+        server.change("email", "ann@theirs.example")
+        let refreshed = try await client.fetch(Member.self, from: "/members")
+        #expect(refreshed.first?.email == "ann@theirs.example")
+
+        mine.name = "Ann B."
+        let saved = try await client.save(mine)
+        #expect(try Self.body(stub.requests(.patch).last) == ["name": "Ann B."])
+        #expect(saved.email == "ann@theirs.example")
+        let stored = try #require(try await client.model(Member.self, identity: Int64(1)))
+        #expect(stored.name == "Ann B." && stored.email == "ann@theirs.example")
+        #expect(server.state.withLock { $0["email"] } == "ann@theirs.example")
+
+        // A change the app makes to its current struct is sent, a cleared value as null.
+        var current = saved
+        current.email = nil
+        let cleared = try await client.save(current)
+        #expect(try Self.body(stub.requests(.patch).last) == ["email": .null])
+        #expect(cleared.email == nil)
+
+        // The same with an untyped refresh between the read and the save.
+        var stale = try #require(try await client.model(Member.self, identity: Int64(1)))
+        server.change("email", "new@theirs.example")
+        _ = try await client.fetchObject("Member", from: "/members/1")
+        stale.name = "Ann C."
+        _ = try await client.save(stale)
+        #expect(try Self.body(stub.requests(.patch).last) == ["name": "Ann C."])
+        #expect(try await client.model(Member.self, identity: Int64(1))?.email == "new@theirs.example")
+        #expect(server.state.withLock { $0["email"] } == "new@theirs.example")
+    }
+
     // MARK: 6. A 304 on the first page hides later pages
 
     @Test(arguments: ["memory", "sqlite"])

@@ -57,6 +57,8 @@ public final class Client: Sendable {
     let listValidators = ListValidators()
     /// The layouts of the typed models this client has read or written.
     let modelLayouts: ModelLayoutCache
+    /// The states this client handed out as typed models: what a struct may have been read with.
+    let modelReads = ModelReads()
     /// Where ``ClientEvent``s go.
     let events: EventHandlers
 

@@ -214,6 +214,8 @@ struct ModelColumns: Sendable {
 struct ModelReader: Sendable {
     let schema: Schema
     let layouts: ModelLayoutCache
+    /// Where the states handed out as models are remembered (what a struct was read with).
+    var reads: ModelReads?
 
     /// Rows read from a ``ModelRowReader``: each row's attributes (``ModelColumns/attributes``)
     /// and the targets of its `toOne` relationships, one row after the other.
@@ -245,9 +247,12 @@ struct ModelReader: Sendable {
             if depth == 0 || layout.columns.relationships.isEmpty {
                 let decoder = ObjectDecoder(layout: layout, related: [], depth: depth)
                 var models: [M] = []
+                var states: [(ObjectID, ModelReads.State)] = []
                 if try rows.forEachRow(query, attributes: attributes, toOne: [], { id, row in
                     models.append(try decoder.decode(id, row: row, at: 0, index: 0))
+                    if reads != nil { states.append((id, .row(names: attributes, values: Array(row.prefix(attributes.count))))) }
                 }) {
+                    reads?.record(states)
                     return models
                 }
             } else {
@@ -286,6 +291,7 @@ struct ModelReader: Sendable {
         var result: [ObjectID: M] = [:]
         result.reserveCapacity(objects.count)
         for object in objects { result[object.id] = try decoder.decode(object) }
+        reads?.record(objects.map { ($0.id, .object($0.values)) })
         return result
     }
 
@@ -307,6 +313,12 @@ struct ModelReader: Sendable {
         models.reserveCapacity(rows.ids.count)
         for (i, id) in rows.ids.enumerated() {
             models.append(try decoder.decode(id, row: rows.values, at: i * rows.width, index: i))
+        }
+        if let reads {
+            let names = layout.columns.attributes
+            reads.record(rows.ids.enumerated().map { i, id in
+                (id, .row(names: names, values: Array(rows.values[(i * rows.width)..<(i * rows.width + rows.attributes)])))
+            })
         }
         return models
     }

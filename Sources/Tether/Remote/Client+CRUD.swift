@@ -317,28 +317,37 @@ extension Client {
         _ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String> = [], relating related: [String: [ObjectID]] = [:]
     ) async throws -> Object {
         try checkEntity(id.entity)
-        let changed = Set(values.keys).union(cleared).union(related.keys)
         return try await store.write { [self] writer in
-            guard let before = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
-            }
-            let old = try RemoteRecord.read(id, in: writer)
-            var record = old
-            if record != nil {
-                let members = try bodyMembers(entity: id.entity, values: before.values, id: id, related: [:],
-                                              options: ExportOptions(relationships: .all), reader: writer, only: changed)
-                for property in changed where record!.confirmed[property] == nil {
-                    record!.confirmed[property] = members[property]?.json ?? .null
-                }
-            }
-            try writer.update(id, setting: values, clearing: cleared)
-            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
-            if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
-            guard let object = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
-            }
-            return object
+            try updateLocally(id, setting: values, clearing: cleared, relating: related, in: writer)
         }
+    }
+
+    /// ``updateLocally(_:setting:clearing:relating:)`` within a transaction.
+    @discardableResult
+    func updateLocally(
+        _ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>, relating related: [String: [ObjectID]],
+        in writer: any StoreWriter
+    ) throws -> Object {
+        let changed = Set(values.keys).union(cleared).union(related.keys)
+        guard let before = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+        }
+        let old = try RemoteRecord.read(id, in: writer)
+        var record = old
+        if record != nil {
+            let members = try bodyMembers(entity: id.entity, values: before.values, id: id, related: [:],
+                                          options: ExportOptions(relationships: .all), reader: writer, only: changed)
+            for property in changed where record!.confirmed[property] == nil {
+                record!.confirmed[property] = members[property]?.json ?? .null
+            }
+        }
+        try writer.update(id, setting: values, clearing: cleared)
+        for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
+        if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
+        guard let object = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+        }
+        return object
     }
 
     // MARK: Confirmed by the server
