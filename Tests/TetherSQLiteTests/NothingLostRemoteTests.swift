@@ -155,6 +155,33 @@ import TetherTesting
         #expect(stub.requests(.get, "/members?page=1&per_page=2").map { $0.headers["If-None-Match"] } == ["\"p1\"", nil])
     }
 
+    @Test(arguments: ["memory", "sqlite"])
+    func aNotModifiedFirstPageOfARelationshipGoesOnToTheNextPages(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stub = StubTransport()
+        let grown = Mutex(false)
+        stub.on(.get, "/members/1/repos?page=1&per_page=2") { request in
+            if request.headers["If-None-Match"] == "\"r1\"" { return TransportResponse(status: 304) }
+            return Self.json(#"[{"id": 10, "title": "a"}, {"id": 11, "title": "b"}]"#, ["ETag": "\"r1\""])
+        }
+        stub.on(.get, "/members/1/repos?page=2&per_page=2") { _ in
+            grown.withLock { $0 } ? Self.json(#"[{"id": 12, "title": "c"}]"#) : Self.json(#"{"detail": "no such page"}"#, status: 404)
+        }
+        let client = try Self.builder(try Self.store(kind, folder), stub)
+            .pagination(.pages(size: 2, sizeParameter: "per_page"), for: "Repo")
+            .relationshipResource("/members/:id/repos", for: "repositories", of: "Member")
+            .build()
+        let member = try #require(try await client.import(Data(#"[{"id": 1, "name": "a"}]"#.utf8), as: "Member").objects.first)
+        let repositories = client.relationship("repositories", of: member)
+        #expect(try await repositories.list().objects.count == 2)
+
+        grown.withLock { $0 = true }
+        let again = try await repositories.list()
+        #expect(stub.requests(.get, "/members/1/repos?page=1&per_page=2").last?.headers["If-None-Match"] == "\"r1\"")
+        #expect(again.objects.map { $0["id"] } == [.int(10), .int(11), .int(12)])
+        #expect(Set(try await client.related("repositories", of: member).map { $0["id"] }) == [.int(10), .int(11), .int(12)])
+    }
+
     // MARK: 7. A rejected save cannot be undone by refresh
 
     @Test(arguments: ["memory", "sqlite"])
