@@ -110,6 +110,25 @@ import TetherTesting
         #expect(server.state.withLock { $0["email"] } == "new@theirs.example")
     }
 
+    @Test(arguments: ["memory", "sqlite"])
+    func aStaleTypedSaveKeepsANewerToOneTarget(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let stub = StubTransport()
+        stub.on(.get, "/repos/5", once: true, response: Self.json(#"{"id": 5, "title": "r", "owner": {"id": 1, "name": "a"}}"#))
+        stub.on(.get, "/repos/5", response: Self.json(#"{"id": 5, "title": "r", "owner": {"id": 2, "name": "b"}}"#))
+        stub.on(.patch, "/repos/5", response: Self.json(#"{"id": 5, "title": "r2"}"#))
+        let client = try Self.builder(try Self.store(kind, folder), stub).build()
+
+        var repo = try await client.fetchModel(Repo.self, from: "/repos/5")
+        #expect(repo.owner?.id == 1)
+        // Another client gives the repository to member 2; a refresh brings it.
+        _ = try await client.fetchObject("Repo", from: "/repos/5")
+        repo.title = "r2"
+        _ = try await client.save(repo)
+        #expect(try Self.body(stub.requests(.patch).last) == ["title": "r2"])
+        #expect(try await client.model(Repo.self, identity: Int64(5))?.owner?.id == 2)
+    }
+
     // MARK: 6. A 304 on the first page hides later pages
 
     @Test(arguments: ["memory", "sqlite"])

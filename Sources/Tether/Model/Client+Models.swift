@@ -334,9 +334,10 @@ extension Client {
     }
 
     /// Writes what the app changed in `model` into its stored object: each attribute whose value
-    /// differs from the store's, except a value this client handed out for it in a typed read
-    /// (``ModelReads``): that is what a stale struct was read with, and the store's newer value
-    /// (another client's change, brought by a refresh) stays, and is not sent back over.
+    /// differs from the store's (and each non-nil to-one relationship whose target does), except
+    /// a value this client handed out for it in a typed read (``ModelReads``): that is what a
+    /// stale struct was read with, and the store's newer value (another client's change, brought
+    /// by a refresh) stays, and is not sent back over.
     private func writeLocally<M: EntityModel>(_ model: M) async throws -> ObjectID {
         let layout = try modelLayout(M.self)
         let id = try await requireObjectID(of: model)
@@ -357,8 +358,14 @@ extension Client {
             let cleared = encoded.nulls.filter { name in
                 layout[member: name].map { !$0.isRelationship } == true && changed(name, nil)
             }
-            try updateLocally(id, setting: values, clearing: cleared, relating: related, in: writer)
-            return Set(values.keys).union(cleared)
+            // A to-one target read before and since replaced in the store: the same.
+            var relating = related
+            for (name, targets) in related {
+                guard let target = targets.first, try writer.related(name, of: id).first != target else { continue }
+                if reads.contains(where: { $0.leads(name, to: target) }) { relating[name] = nil }
+            }
+            try updateLocally(id, setting: values, clearing: cleared, relating: relating, in: writer)
+            return Set(values.keys).union(cleared).union(relating.keys)
         }
         modelReads.forget(written, of: id)
         return id
@@ -439,7 +446,7 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
             if depth == 0 {
                 let layout = try client.modelLayout(Model.self)
                 models = try snapshot.objects.map { try Model(from: ObjectDecoder(object: $0, layout: layout, related: [:], depth: 0)) }
-                client.modelReads.record(snapshot.objects.map { ($0.id, .object($0.values)) })
+                client.modelReads.record(snapshot.objects.map { ($0.id, ModelReads.State(.object($0.values))) })
             } else {
                 models = try await client.models(snapshot.objects.map(\.id), as: Model.self, depth: depth)
             }

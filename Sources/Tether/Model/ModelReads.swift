@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The attribute values this client handed out as typed models, per object, for the life of the
-/// client: what a struct may have been read with.
+/// The attribute values (and to-one targets) this client handed out as typed models, per object,
+/// for the life of the client: what a struct may have been read with.
 ///
 /// A struct is a copy: read, kept by the app, changed, saved. Meanwhile the store may have moved
 /// on (a list refresh brought another client's change). Its properties then hold two kinds of
@@ -20,22 +20,39 @@ import Synchronization
 /// the store, as a struct the app made itself.
 final class ModelReads: Sendable {
     /// One state of one object as a typed read decoded it.
-    enum State: Sendable, Equatable {
-        /// The attributes a row read held, by position among `names`.
-        case row(names: [String], values: [Value?])
-        /// Every set attribute of the object.
-        case object([String: Value])
+    struct State: Sendable, Equatable {
+        enum Attributes: Sendable, Equatable {
+            /// The attributes a row read held, by position among `names`.
+            case row(names: [String], values: [Value?])
+            /// Every set attribute of the object.
+            case object([String: Value])
+        }
+
+        var attributes: Attributes
+        /// The targets of the to-one relationships the read followed (depth above 0; nil: none).
+        var toOne: [String: ObjectID?]
+
+        init(_ attributes: Attributes, toOne: [String: ObjectID?] = [:]) {
+            self.attributes = attributes
+            self.toOne = toOne
+        }
 
         /// The value read for `name` (`.some(nil)`: read as unset), or nil when the read did
         /// not hold it.
         func value(of name: String) -> Value?? {
-            switch self {
+            switch attributes {
             case .row(let names, let values):
                 guard let index = names.firstIndex(of: name) else { return nil }
                 return .some(values[index])
             case .object(let values):
                 return .some(values[name])
             }
+        }
+
+        /// Whether the read found the to-one relationship `name` leading to `target`.
+        func leads(_ name: String, to target: ObjectID) -> Bool {
+            if case .some(.some(let read)) = toOne[name] { return read == target }
+            return false
         }
     }
 
@@ -99,15 +116,18 @@ final class ModelReads: Sendable {
         memory.withLock { memory in
             guard let states = memory.states[id] else { return }
             memory.states[id] = states.map { state in
-                switch state {
+                var state = state
+                state.toOne = state.toOne.filter { !properties.contains($0.key) }
+                switch state.attributes {
                 case .row(let names, let values):
                     let kept = names.indices.filter { !properties.contains(names[$0]) }
-                    return .row(names: kept.map { names[$0] }, values: kept.map { values[$0] })
+                    state.attributes = .row(names: kept.map { names[$0] }, values: kept.map { values[$0] })
                 case .object(let values):
                     // Absent keys read as unset: drop the properties from what this state says.
                     let names = values.keys.filter { !properties.contains($0) }.sorted()
-                    return .row(names: names, values: names.map { values[$0] })
+                    state.attributes = .row(names: names, values: names.map { values[$0] })
                 }
+                return state
             }
         }
     }
