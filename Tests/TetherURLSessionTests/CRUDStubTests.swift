@@ -232,15 +232,34 @@ import TetherTesting
 
 /// Answers without a body and saves by PUT (issue 20's save semantics, first part).
 @Suite struct SaveSemanticsTests {
-    @Test func aCreateAnsweredWithoutABodyKeepsTheLocalObject() async throws {
+    @Test func aCreateAnsweredWithoutABodyOrLocationKeepsTheLocalObjectMarkedUnconfirmed() async throws {
         let stub = StubTransport()
         stub.on(.post, "/users", status: 204)
         let client = try makeClient(stub)
         let local = try await client.insertLocally("User", values: ["login": .string("new")])
-        let created = try await client.create(local.id)
-        #expect(created.id == local.id)
-        #expect(created["login"] == .string("new"))
+        // No identity and no Location: not an ordinary stored object, and the call says so.
+        let error = await #expect(throws: UnconfirmedCreateError.self) { try await client.create(local.id) }
+        #expect(error?.id == local.id)
+        #expect(try await client.object(local.id)?["login"] == .string("new"))
+        #expect(try await client.isUnconfirmed(local.id))
         #expect(stub.requests(.post, "/users").count == 1)
+    }
+
+    @Test func aCreateAnsweredWithALocationReadsTheObjectFromIt() async throws {
+        let stub = StubTransport()
+        stub.on(.post, "/users", once: true, response: TransportResponse(status: 201, headers: ["Location": "https://api.example.com/users/12"]))
+        stub.on(.get, "/users/12", json: ["id": 12, "login": "new", "name": "New"])
+        let client = try makeClient(stub)
+        let local = try await client.insertLocally("User", values: ["login": .string("new")])
+        let created = try await client.create(local.id)
+        #expect(created.id == local.id && created["id"] == .int(12) && created["name"] == .string("New"))
+        #expect(try await client.isUnconfirmed(local.id) == false)
+        // A Location on another host is not read with the client's credentials.
+        stub.on(.post, "/users", response: TransportResponse(status: 201, headers: ["Location": "https://evil.example/users/13"]))
+        let other = try await client.insertLocally("User", values: ["login": .string("other")])
+        let error = await #expect(throws: UnconfirmedCreateError.self) { try await client.create(other.id) }
+        #expect(error?.reason.contains("evil.example") == true)
+        #expect(stub.requests(.get).count == 1)
     }
 
     @Test func aCreateFromValuesAnsweredWithoutABodyStoresWhatWasSent() async throws {

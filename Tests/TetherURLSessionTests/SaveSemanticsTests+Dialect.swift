@@ -56,9 +56,11 @@ import TetherURLSession
     @Test func answersWithoutBodyKeepTheLocalObject() async throws {
         let server = try await DialectServer()
         let client = try Self.client(server, "/quiet/notes") { $0.resource("/quiet/notes", item: "/quiet/notes/:id", for: "Note") }
-        // 204 to a create: stored as sent.
+        // 204 to a create, with a Location: stored as sent, then read from the Location (its identity).
         let created = try await client.create("Note", values: ["title": .string("Quiet"), "body": .string("b")])
         #expect(created["title"] == .string("Quiet"))
+        #expect(created["id"] != nil)
+        #expect(try await client.isUnconfirmed(created.id) == false)
         #expect(try await client.count(Query("Note")) == 1)
         // 204 to a save: the local object stays as it is.
         let note = try await Self.note(client, "/quiet/notes")

@@ -57,6 +57,8 @@ public final class Client: Sendable {
     let listValidators: ListValidators
     /// The layouts of the typed models this client has read or written.
     let modelLayouts: ModelLayoutCache
+    /// The states this client handed out as typed models: what a struct may have been read with.
+    let modelReads = ModelReads()
     /// Where ``ClientEvent``s go.
     let events: EventHandlers
 
@@ -93,10 +95,17 @@ public final class Client: Sendable {
     // MARK: Import
 
     /// Imports JSON bytes (an object or an array of objects) as `entity`, in one transaction.
+    ///
+    /// The objects are found as a fetch finds them in a response, by the entity's
+    /// ``ResponseShape`` (``Builder/responseShape(_:for:)-(_,String?)``): a top-level array is the
+    /// list itself; an object is read by the shape, so that an envelope
+    /// (`{"object": "list", "data": [...]}` under `.keyPath("data")`, DRF's page under the
+    /// default) gives its objects, and an object that is neither one of the entity's (it lacks
+    /// the identity) nor a declared envelope is an ``ImportError``, never an import of nothing.
     @discardableResult
     public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
-        guard data.count <= JSONTape.maximumSize else {
+        guard data.count <= JSONTape.maximumSize, !Self.isObject(data) else {
             return try await self.import(JSON(parsing: data), as: entity, options: options)
         }
         // The bytes are checked as they are read (as `JSON(parsing:)` would check them), a batch
@@ -109,10 +118,13 @@ public final class Client: Sendable {
         }, result: { $0 })
     }
 
-    /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one transaction.
+    /// Imports a parsed JSON value (an object or an array of objects) as `entity`, in one
+    /// transaction; an object is read by the entity's response shape, as
+    /// ``import(_:as:options:)-(Data,_,_)`` says.
     @discardableResult
     public func `import`(_ json: JSON, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
+        let json = try payload(json, as: entity)
         let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         return try await writeImport(entity, importer: importer, { writer in
             try importer.run([(entity, json)], in: writer)
@@ -121,15 +133,50 @@ public final class Client: Sendable {
 
     /// Imports a JSON file as `entity`, in one transaction, streaming it: the elements of a
     /// top-level array are read and imported ``ImportOptions/batchSize`` at a time, so memory
-    /// stays bounded however large the file is.
+    /// stays bounded however large the file is. A file holding an object is read whole, by the
+    /// entity's response shape (see ``import(_:as:options:)-(Data,_,_)``).
     @discardableResult
     public func `import`(contentsOf url: URL, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         let stream = JSONStream(contentsOf: url)
-        return try await writeImport(entity, importer: importer, { writer in
-            try importer.run(stream, as: entity, in: writer)
+        return try await writeImport(entity, importer: importer, { [self] writer in
+            // Read where the store's transaction runs, off the cooperative pool.
+            if try !Self.isObject(fileAt: url) { return try importer.run(stream, as: entity, in: writer) }
+            let json = try payload(JSON(parsing: Data(contentsOf: url)), as: entity)
+            return try importer.run([(entity, json)], in: writer)
         }, result: { $0 })
+    }
+
+    /// The objects an import of `json` as `entity` reads: a top-level array (or anything but an
+    /// object) as it is; an object by the entity's response shape, as a list fetch reads a response (an envelope gives its
+    /// objects; an object that is neither of the entity nor a declared envelope is an
+    /// ``ImportError``).
+    func payload(_ json: JSON, as entity: String) throws -> JSON {
+        // Anything but an object (an array, null, a scalar) is the importer's to take or refuse.
+        guard case .object = json, mapping[entity] != nil else { return json }
+        return try objects(in: json, as: entity, request: "the payload imported as \(entity)")
+    }
+
+    /// Whether JSON bytes hold a top-level object: their first byte past a UTF-8 byte order
+    /// mark and white space is `{`. Anything else goes to the importer as it comes.
+    static func isObject<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        var rest = bytes[...]
+        if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
+        return rest.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) } == UInt8(ascii: "{")
+    }
+
+    /// Whether a JSON file holds a top-level object; reads its first bytes.
+    static func isObject(fileAt url: URL) throws -> Bool {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var head = Data()
+        while let chunk = try handle.read(upToCount: 4096), !chunk.isEmpty {
+            head.append(chunk)
+            let significant = head.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+            if !significant.isEmpty { return isObject(head) }
+        }
+        return false
     }
 
     /// Runs an import's write transaction and reports it to the event handlers once it has
@@ -181,6 +228,9 @@ public final class Client: Sendable {
     ) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
+        if Self.isObject(data) {
+            return try await self.import(JSON(parsing: data), as: entity, into: relationship, of: parent, link, options: options)
+        }
         let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         return try await writeImport(entity, bytes: data.count, importer: importer, { writer in
             try Self.checkStored(parent, writer)
@@ -201,6 +251,7 @@ public final class Client: Sendable {
     ) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
         let toMany = try checkParent(relationship, of: parent, entity: entity)
+        let json = try payload(json, as: entity)
         let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         return try await writeImport(entity, importer: importer, { writer in
             try Self.checkStored(parent, writer)

@@ -201,9 +201,19 @@ extension Client {
         return try await requireModel(object.id, as: M.self, depth: depth)
     }
 
-    /// Writes `model`'s attributes (and its non-nil to-one relationships) into its stored object
-    /// and sends it with the entity's save method (a `PATCH` of what changed, see
-    /// ``save(_:options:)``). A property set to nil clears the attribute. Relationships are never
+    /// Writes what the app changed in `model` (its attributes, and its non-nil to-one
+    /// relationships) into its stored object and sends it with the entity's save method (a
+    /// `PATCH` of what changed, see ``save(_:options:)``). A property set to nil clears the
+    /// attribute.
+    ///
+    /// **A struct is compared with what it was read with, not with the store.** The client
+    /// remembers the values it handed out as models; a property whose value differs from the
+    /// store's but is one this client read for it is the struct's age (the store has since moved
+    /// on, another client's change brought by a refresh), so it is neither written nor sent, and
+    /// the store's newer value stays. Only what the app changed is sent. (To set a property back
+    /// to a value an earlier read had, over a newer one, use
+    /// ``updateLocally(_:setting:clearing:relating:)`` and ``save(_:options:)``.) A save that
+    /// succeeds makes the model it returns the app's copy. Relationships are never
     /// cleared by a save, and to-many relationships are not written: a model read at depth 0 has
     /// empty arrays that say nothing about the server; change them with
     /// ``relationship(_:of:)->ModelRelationship<M,D>``.
@@ -211,6 +221,7 @@ extension Client {
     public func save<M: EntityModel>(_ model: M, options: ExportOptions = ExportOptions(), depth: Int = 1) async throws -> M {
         let id = try await writeLocally(model)
         let object = try await save(id, options: options)
+        modelReads.forget(id)
         return try await requireModel(object.id, as: M.self, depth: depth)
     }
 
@@ -222,6 +233,7 @@ extension Client {
     ) async throws -> M {
         let id = try await writeLocally(model)
         let object = try await save(id, overriding: conflict, options: options)
+        modelReads.forget(id)
         return try await requireModel(object.id, as: M.self, depth: depth)
     }
 
@@ -265,7 +277,7 @@ extension Client {
 
     // MARK: Helpers
 
-    var modelReader: ModelReader { ModelReader(schema: schema, layouts: modelLayouts) }
+    var modelReader: ModelReader { ModelReader(schema: schema, layouts: modelLayouts, reads: modelReads) }
 
     func modelLayout<M: EntityModel>(_ type: M.Type) throws(ModelError) -> ModelLayout<M> {
         try modelLayouts.layout(of: M.self, in: schema)
@@ -321,17 +333,41 @@ extension Client {
         return try await find(model)
     }
 
+    /// Writes what the app changed in `model` into its stored object: each attribute whose value
+    /// differs from the store's (and each non-nil to-one relationship whose target does), except
+    /// a value this client handed out for it in a typed read (``ModelReads``): that is what a
+    /// stale struct was read with, and the store's newer value (another client's change, brought
+    /// by a refresh) stays, and is not sent back over.
     private func writeLocally<M: EntityModel>(_ model: M) async throws -> ObjectID {
         let layout = try modelLayout(M.self)
         let id = try await requireObjectID(of: model)
         let encoded = try EncodedModel(model, layout: layout)
         let identity = Set(schema[M.entityName]?.identity ?? [])
         let related = try await relatedIDs(of: encoded, layout: layout, toMany: false)
-        let values = encoded.values.filter { !identity.contains($0.key) }
-        let cleared = encoded.nulls.filter { name in
-            !identity.contains(name) && layout[member: name].map { !$0.isRelationship } == true
+        let reads = modelReads.states(of: id)
+        let written = try await store.write { [self] writer -> Set<String> in
+            guard let stored = try writer.object(id)?.values else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+            }
+            func changed(_ name: String, _ value: Value?) -> Bool {
+                guard !identity.contains(name), stored[name] != value else { return false }
+                // A value read before and since replaced in the store: the struct's age.
+                return !reads.contains { $0.value(of: name) == .some(value) }
+            }
+            let values = encoded.values.filter { changed($0.key, $0.value) }
+            let cleared = encoded.nulls.filter { name in
+                layout[member: name].map { !$0.isRelationship } == true && changed(name, nil)
+            }
+            // A to-one target read before and since replaced in the store: the same.
+            var relating = related
+            for (name, targets) in related {
+                guard let target = targets.first, try writer.related(name, of: id).first != target else { continue }
+                if reads.contains(where: { $0.leads(name, to: target) }) { relating[name] = nil }
+            }
+            try updateLocally(id, setting: values, clearing: cleared, relating: relating, in: writer)
+            return Set(values.keys).union(cleared).union(relating.keys)
         }
-        try await updateLocally(id, setting: values, clearing: cleared, relating: related)
+        modelReads.forget(written, of: id)
         return id
     }
 }
@@ -410,6 +446,7 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
             if depth == 0 {
                 let layout = try client.modelLayout(Model.self)
                 models = try snapshot.objects.map { try Model(from: ObjectDecoder(object: $0, layout: layout, related: [:], depth: 0)) }
+                client.modelReads.record(snapshot.objects.map { ($0.id, ModelReads.State(.object($0.values))) })
             } else {
                 models = try await client.models(snapshot.objects.map(\.id), as: Model.self, depth: depth)
             }

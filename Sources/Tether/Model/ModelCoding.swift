@@ -214,6 +214,8 @@ struct ModelColumns: Sendable {
 struct ModelReader: Sendable {
     let schema: Schema
     let layouts: ModelLayoutCache
+    /// Where the states handed out as models are remembered (what a struct was read with).
+    var reads: ModelReads?
 
     /// Rows read from a ``ModelRowReader``: each row's attributes (``ModelColumns/attributes``)
     /// and the targets of its `toOne` relationships, one row after the other.
@@ -245,9 +247,12 @@ struct ModelReader: Sendable {
             if depth == 0 || layout.columns.relationships.isEmpty {
                 let decoder = ObjectDecoder(layout: layout, related: [], depth: depth)
                 var models: [M] = []
+                var states: [(ObjectID, ModelReads.State)] = []
                 if try rows.forEachRow(query, attributes: attributes, toOne: [], { id, row in
                     models.append(try decoder.decode(id, row: row, at: 0, index: 0))
+                    if reads != nil { states.append((id, ModelReads.State(.row(names: attributes, values: Array(row.prefix(attributes.count)))))) }
                 }) {
+                    reads?.record(states)
                     return models
                 }
             } else {
@@ -280,12 +285,14 @@ struct ModelReader: Sendable {
     /// The models of these objects, by id.
     func models<M: EntityModel>(of objects: [Object], as type: M.Type, reader: any StoreReader, depth: Int) throws -> [ObjectID: M] {
         let layout = try layouts.layout(of: M.self, in: schema)
+        var targets: [ObjectID: [String: ObjectID?]] = [:]
         let related = depth > 0 && !objects.isEmpty
-            ? try self.related(of: objects.map(\.id), rows: nil, layout.columns, reader: reader, depth: depth) : []
+            ? try self.related(of: objects.map(\.id), rows: nil, layout.columns, reader: reader, depth: depth, targets: &targets) : []
         let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
         var result: [ObjectID: M] = [:]
         result.reserveCapacity(objects.count)
         for object in objects { result[object.id] = try decoder.decode(object) }
+        reads?.record(objects.map { ($0.id, ModelReads.State(.object($0.values), toOne: targets[$0.id] ?? [:])) })
         return result
     }
 
@@ -300,21 +307,33 @@ struct ModelReader: Sendable {
 
     /// The models of rows read from a ``ModelRowReader``, in row order.
     private func models<M: EntityModel>(_ rows: Rows, layout: ModelLayout<M>, reader: any StoreReader, depth: Int) throws -> [M] {
+        var targets: [ObjectID: [String: ObjectID?]] = [:]
         let related = depth > 0 && !rows.ids.isEmpty
-            ? try self.related(of: rows.ids, rows: rows, layout.columns, reader: reader, depth: depth) : []
+            ? try self.related(of: rows.ids, rows: rows, layout.columns, reader: reader, depth: depth, targets: &targets) : []
         let decoder = ObjectDecoder(layout: layout, related: related, depth: depth)
         var models: [M] = []
         models.reserveCapacity(rows.ids.count)
         for (i, id) in rows.ids.enumerated() {
             models.append(try decoder.decode(id, row: rows.values, at: i * rows.width, index: i))
         }
+        if let reads {
+            let names = layout.columns.attributes
+            reads.record(rows.ids.enumerated().map { i, id in
+                (id, ModelReads.State(.row(names: names, values: Array(rows.values[(i * rows.width)..<(i * rows.width + rows.attributes)])),
+                                      toOne: targets[id] ?? [:]))
+            })
+        }
         return models
     }
 
     /// The related models of `ids` for each relationship of the model, by slot, read `depth - 1`
     /// levels deep: the targets of a to-one relationship that `rows` carries come from the rows
-    /// (by row), the others from one batched ``StoreReader/related(_:of:)`` (by object).
-    private func related(of ids: [ObjectID], rows: Rows?, _ columns: ModelColumns, reader: any StoreReader, depth: Int) throws -> [RelatedModels] {
+    /// (by row), the others from one batched ``StoreReader/related(_:of:)`` (by object). When
+    /// reads are remembered, `targets` receives each object's to-one targets (nil: none).
+    private func related(
+        of ids: [ObjectID], rows: Rows?, _ columns: ModelColumns, reader: any StoreReader, depth: Int,
+        targets toOneTargets: inout [ObjectID: [String: ObjectID?]]
+    ) throws -> [RelatedModels] {
         try columns.relationships.map { member in
             let destination: any EntityModel.Type
             switch member.kind {
@@ -330,11 +349,17 @@ struct ModelReader: Sendable {
                     guard case .int(let rowID)? = rows.values[i * rows.width + rows.attributes + column] else { return nil }
                     return ObjectID(entity: entity, rowID: rowID)
                 }
+                if reads != nil {
+                    for (i, id) in rows.ids.enumerated() { toOneTargets[id, default: [:]].updateValue(targets[i], forKey: member.name) }
+                }
                 var seen = Set<ObjectID>()
                 let loaded = try load(destination, targets.compactMap { $0 }.filter { seen.insert($0).inserted })
                 return .byRow(targets.map { $0.flatMap { loaded[$0] } })
             }
             let links = try reader.related(member.name, of: ids)
+            if reads != nil, case .toOne = member.kind {
+                for id in ids { toOneTargets[id, default: [:]].updateValue(links[id]?.first, forKey: member.name) }
+            }
             var seen = Set<ObjectID>()
             let loaded = try load(destination, links.values.flatMap { $0 }.filter { seen.insert($0).inserted })
             var byObject: [ObjectID: [any EntityModel]] = [:]

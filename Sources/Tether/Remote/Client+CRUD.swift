@@ -6,15 +6,19 @@ extension Client {
     /// GETs the object from its item URL and merges the answer into it: the server's copy
     /// replaces the local one, local changes included.
     ///
-    /// When the server gave the object an `ETag` (or `Last-Modified`) before, the request carries
-    /// `If-None-Match` (`If-Modified-Since`): a `304 Not Modified` imports nothing and returns
-    /// the stored object.
+    /// When the server gave the object an `ETag` (or `Last-Modified`) before and the object has
+    /// no local change (unsent, or refused by the server), the request carries `If-None-Match`
+    /// (`If-Modified-Since`): a `304 Not Modified` imports nothing and returns the stored object.
+    /// With local changes it carries neither: a validator says the server's copy is unchanged,
+    /// not that the store holds it, and a refresh is the way back from a refused save.
     @discardableResult
     public func refresh(_ id: ObjectID) async throws -> Object {
         let url = try await itemURL(of: id)
         var request = TransportRequest(method: .get, url: url)
         let record = try await store.read { try RemoteRecord.read(id, in: $0) }
-        if let etag = record?.etag {
+        if record?.confirmed.isEmpty == false {
+            // Local changes: the store is not the server's copy, so the whole copy is asked for.
+        } else if let etag = record?.etag {
             request.headers["If-None-Match"] = etag
         } else if let lastModified = record?.lastModified {
             request.headers["If-Modified-Since"] = lastModified
@@ -37,21 +41,78 @@ extension Client {
 
     /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
     /// without identity) to its collection URL, then merges the answer (server-assigned id,
-    /// timestamps) into the **same** object: no duplicate is created. An answer without a body
-    /// (`204 No Content`, or a `201`/`202` with none) keeps the local object as it is.
-    /// Read-only properties (``Builder/readOnly(_:of:)``) are not sent.
+    /// timestamps) into the **same** object: no duplicate is created. Read-only properties
+    /// (``Builder/readOnly(_:of:)``) are not sent.
+    ///
+    /// An answer without a body (`204 No Content`, or a `201`/`202` with none) keeps an object
+    /// that has its identity as it is. One without identity is read from the answer's `Location`
+    /// (a GET on the same scheme, host and port, merged into it); without a `Location`, or when
+    /// it cannot be read, the object is kept marked as not confirmed by the server and the call
+    /// throws ``UnconfirmedCreateError``.
     @discardableResult
     public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (url, body) = try await collectionRequest(for: id, options: options)
         let response = try await send(.post, url, body: body, entity: id.entity)
-        let json = try Self.jsonBody(of: response)
-            .map { try oneObject(in: $0, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)") }
+        guard let answer = try Self.jsonBody(of: response) else {
+            return try await confirmCreated(id, by: response, posted: url)
+        }
+        let json = try oneObject(in: answer, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
         return try await confirm(id, by: response, json: json, sent: nil)
+    }
+
+    /// Whether the server accepted a create of `id` without saying what it made (no body, no
+    /// readable `Location`: ``UnconfirmedCreateError``): the object has no server identity and
+    /// is not the server's. Kept in the store beside the object, across restarts.
+    public func isUnconfirmed(_ id: ObjectID) async throws -> Bool {
+        try await store.read { try RemoteRecord.read(id, in: $0)?.unconfirmed ?? false }
+    }
+
+    /// A create of `id` answered without a body: an object with its identity is the server's as
+    /// it was sent; one without is read from the answer's `Location`, or else kept marked as
+    /// not confirmed (``UnconfirmedCreateError``), never as an ordinary object.
+    private func confirmCreated(_ id: ObjectID, by response: TransportResponse, posted url: URL) async throws -> Object {
+        let identity = mapping[id.entity]?.identity.map(\.name) ?? []
+        let hasIdentity = try await store.read { reader in
+            guard let object = try reader.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while the request was out")
+            }
+            return identity.allSatisfy { object.values[$0] != nil }
+        }
+        if hasIdentity { return try await confirm(id, by: response, json: nil, sent: nil) }
+        var reason = "answered with neither the object nor a Location header"
+        if let location = response.headers["Location"] {
+            if let target = URL(string: location, relativeTo: url)?.absoluteURL, isTrustedLink(target, from: url) {
+                let what = "GET \(RemoteURL.redacted(target).absoluteString) (the Location of the created \(id.entity))"
+                do {
+                    let answer = try await send(.get, target, entity: id.entity)
+                    if let body = try Self.jsonBody(of: answer) {
+                        return try await confirm(id, by: answer, json: try oneObject(in: body, of: id.entity, what: what), sent: nil)
+                    }
+                    reason = "\(what) answered \(answer.status) without a body"
+                } catch {
+                    reason = "\(what) failed: \(error)"
+                }
+            } else {
+                reason = "its Location '\(RemoteURL.redacted(URL(string: location, relativeTo: url)?.absoluteURL ?? url).absoluteString)' "
+                    + "is not on the scheme, host and port of the request (not read with the client's credentials)"
+            }
+        }
+        let marked = try await store.write { writer -> Bool in
+            guard let old = try RemoteRecord.read(id, in: writer) else { return false }
+            var record = old
+            record.unconfirmed = true
+            try RemoteRecord.write(record, replacing: old, of: id, in: writer)
+            return true
+        }
+        if !marked { reason += " (this store keeps no remote records, so the mark is not kept)" }
+        throw UnconfirmedCreateError(id: id, url: url, status: response.status, reason: reason)
     }
 
     /// POSTs a new object built from values (and relationship targets, which URL templates can
     /// follow) and imports the answer. Nothing is stored unless the server accepts it; an answer
-    /// without a body (`204 No Content`) stores the object as sent.
+    /// without a body (`204 No Content`) stores the object as sent, and, when the values hold no
+    /// identity, reads it from the answer's `Location` or else keeps it marked as not confirmed
+    /// (see ``create(_:options:)``: ``UnconfirmedCreateError``).
     @discardableResult
     public func create(
         _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
@@ -63,7 +124,7 @@ extension Client {
         let omitted = remote.readOnly[entity] ?? []
         let (url, body) = try await store.read { [self] reader in
             let subject = TemplateSubject(entity: entity, values: values, related: related)
-            let url = try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader)
+            let url = writeURL(try evaluator.url(template, for: subject, baseURL: baseURL, reader: reader), entity: entity)
             let body = try exportJSON(entity: entity, values: values, id: nil, related: related, options: options, reader: reader, omitting: omitted)
             return (url, body)
         }
@@ -71,7 +132,7 @@ extension Client {
         guard let answer = try Self.jsonBody(of: response) else {
             // Accepted without an answer to import: the object is stored as it was sent.
             let object = try await insertLocally(entity, values: values, related: related)
-            return try await confirm(object.id, by: response, json: nil, sent: nil)
+            return try await confirmCreated(object.id, by: response, posted: url)
         }
         let json = try oneObject(in: answer, of: entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)
@@ -256,28 +317,37 @@ extension Client {
         _ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String> = [], relating related: [String: [ObjectID]] = [:]
     ) async throws -> Object {
         try checkEntity(id.entity)
-        let changed = Set(values.keys).union(cleared).union(related.keys)
         return try await store.write { [self] writer in
-            guard let before = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
-            }
-            let old = try RemoteRecord.read(id, in: writer)
-            var record = old
-            if record != nil {
-                let members = try bodyMembers(entity: id.entity, values: before.values, id: id, related: [:],
-                                              options: ExportOptions(relationships: .all), reader: writer, only: changed)
-                for property in changed where record!.confirmed[property] == nil {
-                    record!.confirmed[property] = members[property]?.json ?? .null
-                }
-            }
-            try writer.update(id, setting: values, clearing: cleared)
-            for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
-            if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
-            guard let object = try writer.object(id) else {
-                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
-            }
-            return object
+            try updateLocally(id, setting: values, clearing: cleared, relating: related, in: writer)
         }
+    }
+
+    /// ``updateLocally(_:setting:clearing:relating:)`` within a transaction.
+    @discardableResult
+    func updateLocally(
+        _ id: ObjectID, setting values: [String: Value], clearing cleared: Set<String>, relating related: [String: [ObjectID]],
+        in writer: any StoreWriter
+    ) throws -> Object {
+        let changed = Set(values.keys).union(cleared).union(related.keys)
+        guard let before = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+        }
+        let old = try RemoteRecord.read(id, in: writer)
+        var record = old
+        if record != nil {
+            let members = try bodyMembers(entity: id.entity, values: before.values, id: id, related: [:],
+                                          options: ExportOptions(relationships: .all), reader: writer, only: changed)
+            for property in changed where record!.confirmed[property] == nil {
+                record!.confirmed[property] = members[property]?.json ?? .null
+            }
+        }
+        try writer.update(id, setting: values, clearing: cleared)
+        for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
+        if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
+        guard let object = try writer.object(id) else {
+            throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+        }
+        return object
     }
 
     // MARK: Confirmed by the server

@@ -32,7 +32,8 @@ struct FetchedPages {
     var items: [JSON] = []
     var pages = 0
     var isComplete = true
-    /// The first page answered 304 to the validators it was sent with.
+    /// The first page answered 304 to the validators it was sent with: its objects are the
+    /// remembered ones, and ``items`` hold those of the pages after it (none when it was the last).
     var notModified = false
     /// The validators of the first page.
     var etag: String?
@@ -278,13 +279,17 @@ extension Client {
         let known = listValidators[key]
         var fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil,
                                            validators: known)
+        var carried: [ObjectID] = []
         if fetched.notModified, let known {
-            // Unchanged on the server; the store must still hold what the list held, and (when
-            // deleting what the list lacks) nothing more within the scope. Otherwise the list is
-            // fetched whole again.
+            // The first page is unchanged on the server; the store must still hold what it held,
+            // and (when deleting what the list lacks, from a list of that page alone) nothing more
+            // within the scope. Otherwise the list is fetched whole again, as it is when later
+            // pages are to be imported with deleteMissing (which needs every object of the list).
+            let more = !fetched.items.isEmpty
             let objects = try await store.read { reader -> [Object]? in
                 let objects = try reader.objects(known.ids)
                 guard objects.count == known.ids.count else { return nil }
+                if more { return options.deleteMissing == nil ? objects : nil }
                 if let scope = options.deleteMissing {
                     let inScope: [ObjectID]
                     switch scope {
@@ -296,15 +301,26 @@ extension Client {
                 }
                 return objects
             }
-            if let objects { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
-            fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
+            if let objects, !more { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
+            if objects != nil {
+                carried = known.ids
+            } else {
+                fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
+            }
         }
         let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
-        let result = try await writeImport(entity, importer: importer, { writer in
+        let result = try await writeImport(entity, importer: importer, { [carried] writer in
             let result = try importer.run([(entity, JSON.array(pages.items))], in: writer)
-            return FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages,
-                               isComplete: pages.isComplete)
+            // The unchanged first page's objects, then the later pages' (an object on both once).
+            var seen = Set<ObjectID>()
+            let ids = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
+            let objects = try writer.objects(ids)
+            if objects.count < ids.count {
+                throw RequestError(.objectNotFound, entity: entity,
+                                   "an object of the unchanged first page of GET \(RemoteURL.redacted(url).absoluteString) was deleted while the list was fetched; nothing was imported")
+            }
+            return FetchResult(objects: objects, importResult: result, pages: pages.pages, isComplete: pages.isComplete)
         }, result: \.importResult)
         listValidators.remember(key, fetched, ids: result.objects.map(\.id))
         return result
@@ -328,29 +344,45 @@ extension Client {
         let known = listValidators[key]
         // The relationship is set to exactly the list: a list cut short would unlink the rest.
         var fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true, validators: known)
+        var carried: [ObjectID] = []
         if fetched.notModified, let known {
-            // Unchanged on the server: trusted while the relationship still links what the list held.
+            // The first page is unchanged on the server: trusted while the relationship still
+            // links what it held (then the pages after it, if any, are imported after it; with
+            // deleteMissing the list is fetched whole again).
+            let more = !fetched.items.isEmpty, deleting = options.deleteMissing != nil
             let objects = try await store.read { reader -> [Object]? in
                 guard try reader.object(id) != nil else {
                     throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
                 }
                 let linked = try reader.related(relationship, of: id)
-                return linked == known.ids ? try reader.objects(linked) : nil
+                return linked == known.ids && !(more && deleting) ? try reader.objects(linked) : nil
             }
-            if let objects { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
-            fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
+            if let objects, !more { return FetchResult(objects: objects, importResult: ImportResult(), pages: 1, notModified: true) }
+            if objects != nil {
+                carried = known.ids
+            } else {
+                fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
+            }
         }
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
-        let result = try await writeImport(declared.destination, importer: importer, { writer in
+        let result = try await writeImport(declared.destination, importer: importer, { [carried] writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
             let result = try importer.run([(declared.destination, JSON.array(pages.items))], in: writer)
-            let targets = declared.isToMany ? Array(result.objects) : Array(result.objects.prefix(1))
+            // The unchanged first page's objects, then the later pages' (an object on both once).
+            var seen = Set<ObjectID>()
+            let listed = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
+            let objects = try writer.objects(listed)
+            if objects.count < listed.count {
+                throw RequestError(.objectNotFound, entity: declared.destination,
+                                   "an object of the unchanged first page of \(id)'s \(relationship) was deleted while the list was fetched; nothing was imported")
+            }
+            let targets = declared.isToMany ? listed : Array(listed.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
-            return (FetchResult(objects: try writer.objects(Array(result.objects)), importResult: result, pages: pages.pages),
+            return (FetchResult(objects: objects, importResult: result, pages: pages.pages),
                     try writer.related(relationship, of: id))
         }, result: \.0.importResult)
         listValidators.remember(key, fetched, ids: result.1)
@@ -405,9 +437,22 @@ extension Client {
             } catch let error as HTTPError where error.status == 404 && pagination.endsOnNotFound(page: fetched.pages + 1) {
                 break
             } catch let error as HTTPError where error.status == 304 && fetched.pages == 0 && validators != nil {
+                // The first page is unchanged: its objects are the remembered ones. That says
+                // nothing of the pages after it (an object added since lands there), so the list
+                // goes on from it as the page would have led on.
+                let known = validators!
                 fetched.pages = 1
                 fetched.notModified = true
-                return fetched
+                fetched.etag = known.etag
+                fetched.lastModified = known.lastModified
+                if let reporter {
+                    progress.pages = 1
+                    reporter.report(progress)
+                }
+                next = try pagination.next(after: url, first: start, page: 1, count: known.count, body: nil, shapeNext: nil,
+                                           headers: error.headers, entity: entity, what: "page 1 of GET \(RemoteURL.redacted(url).absoluteString)")
+                if let link = next { try checkPageLink(link, from: start, page: 1, entity: entity) }
+                continue
             }
             fetched.pages += 1
             if fetched.pages == 1 {
@@ -440,19 +485,28 @@ extension Client {
     /// on a host of ``RemoteConfiguration/pageHosts``, with the same scheme): the request hooks
     /// would give any other host the client's credentials.
     func checkPageLink(_ link: URL, from first: URL, page: Int, entity: String) throws(RequestError) {
-        func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
-            return (scheme, url.host?.lowercased() ?? "", port)
-        }
-        let (a, b) = (origin(first), origin(link))
-        if a.scheme == b.scheme, a.host == b.host, a.port == b.port { return }
-        if a.scheme == b.scheme, remote.pageHosts.contains(b.host) { return }
+        if isTrustedLink(link, from: first) { return }
+        let (a, b) = (Self.origin(first), Self.origin(link))
         throw RequestError(
             .untrustedLink, entity: entity,
             "page \(page) of GET \(RemoteURL.redacted(first).absoluteString) links its next page to \(b.scheme)://\(b.host)\(b.port.map { ":\($0)" } ?? ""), "
                 + "not to \(a.scheme)://\(a.host)\(a.port.map { ":\($0)" } ?? ""); Tether follows next links only on the same scheme, host and port, "
                 + "so that no credentials go elsewhere (allow another host of the same scheme with the builder's pageHosts(_:)); nothing was imported")
+    }
+
+    private static func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+        return (scheme, url.host?.lowercased() ?? "", port)
+    }
+
+    /// Whether a link the server gave (a next page, a `Location`) may be followed with the
+    /// client's credentials: the same scheme, host and port as `first`, or a host of
+    /// ``RemoteConfiguration/pageHosts`` with the same scheme.
+    func isTrustedLink(_ link: URL, from first: URL) -> Bool {
+        let (a, b) = (Self.origin(first), Self.origin(link))
+        if a.scheme == b.scheme, a.host == b.host, a.port == b.port { return true }
+        return a.scheme == b.scheme && remote.pageHosts.contains(b.host)
     }
 
     // MARK: Helpers
@@ -494,7 +548,13 @@ extension Client {
     }
 
     func itemURL(of id: ObjectID) async throws -> URL {
-        try await url(try itemTemplate(for: id.entity), for: id)
+        writeURL(try await url(try itemTemplate(for: id.entity), for: id), entity: id.entity)
+    }
+
+    /// `url` without the query parameters that page the lists of `entity`: a write (or the
+    /// URL of one object) never carries them, though the template it comes from is a list's.
+    func writeURL(_ url: URL, entity: String) -> URL {
+        remote.pagination(for: entity).withoutPagingParameters(url)
     }
 
     func collectionRequest(for id: ObjectID, options: ExportOptions) async throws -> (URL, JSON) {
@@ -505,7 +565,7 @@ extension Client {
             guard let object = try reader.object(id) else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
             }
-            let url = try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader)
+            let url = writeURL(try evaluator.url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader), entity: id.entity)
             let body = try exportJSON(entity: object.entity, values: object.values, id: id, related: [:], options: options, reader: reader,
                                       omitting: remote.readOnly[id.entity] ?? [])
             return (url, body)
@@ -595,7 +655,8 @@ public struct RelationshipResource: Sendable {
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
-        let url = try await client.url(route, for: source)
+        // The list's URL, without the parameters that page it (`?per_page=3`).
+        let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
         var linked: [String: [ObjectID]] = [:]
         if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
@@ -644,7 +705,7 @@ public struct RelationshipResource: Sendable {
         guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
             throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
         }
-        let base = try await client.url(route, for: source)
+        let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
         var text = base.absoluteString
         var query = ""

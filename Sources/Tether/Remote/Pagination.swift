@@ -152,6 +152,44 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The query parameters that page a list, which a write (a create, a save, a delete, an
+    /// `add` or `remove` of a relationship) never carries: this pagination's own (its page,
+    /// size, offset, limit or cursor parameter) and the names servers commonly page with
+    /// (``pagingParameterNames``), compared without case.
+    func isPagingParameter(_ name: String) -> Bool {
+        let name = name.lowercased()
+        if Self.pagingParameterNames.contains(name) { return true }
+        switch style {
+        case .pages(let parameter, _, _, let sizeParameter):
+            return name == parameter.lowercased() || name == sizeParameter?.lowercased()
+        case .offset(let parameter, _, let limitParameter):
+            return name == parameter.lowercased() || name == limitParameter.lowercased()
+        case .cursor(_, let parameter):
+            return name == parameter.lowercased()
+        case .automatic, .nextLink, .none:
+            return false
+        }
+    }
+
+    /// The query parameters that page lists on common servers (Rails, GitHub, DRF, Laravel,
+    /// JSON:API, Stripe), left out of every write URL with those of the entity's pagination.
+    public static let pagingParameterNames: Set<String> = [
+        "page", "per_page", "perpage", "page_size", "pagesize", "limit", "offset", "cursor",
+        "page[number]", "page[size]", "page[offset]", "page[limit]", "page[cursor]", "starting_after", "ending_before",
+    ]
+
+    /// `url` without its paging query parameters (``isPagingParameter(_:)``): the URL a write
+    /// sends to, when the template it comes from is a list's (`/users/:id/repositories?per_page=3`).
+    func withoutPagingParameters(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let query = components.percentEncodedQueryItems, !query.isEmpty
+        else { return url }
+        let kept = query.filter { !isPagingParameter($0.name.removingPercentEncoding ?? $0.name) }
+        guard kept.count != query.count else { return url }
+        components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
+        return components.url ?? url
+    }
+
     /// `url` with the query parameters `items` set (replacing those of the same names).
     static func setting(_ items: [(String, String)], in url: URL) -> URL {
         func escape(_ text: String) -> String { URLTemplate.escapeSegment(text) }

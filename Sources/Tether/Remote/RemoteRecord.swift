@@ -9,10 +9,14 @@ import Synchronization
 ///   ``Client/updateLocally(_:setting:clearing:relating:)`` since the server last confirmed the
 ///   object, the JSON the server confirmed (`null`: unset). A save sends exactly the properties
 ///   whose JSON differs from it now.
+/// - whether the server accepted a create of the object without saying what it made (no body,
+///   no readable `Location`): such an object has no server identity, and is not the server's
+///   (``Client/isUnconfirmed(_:)``).
 struct RemoteRecord: Equatable {
     var etag: String?
     var lastModified: String?
     var confirmed: [String: JSON] = [:]
+    var unconfirmed = false
 
     init() {}
 
@@ -24,12 +28,13 @@ struct RemoteRecord: Equatable {
             etag = json["etag"]?.stringValue
             lastModified = json["lastModified"]?.stringValue
             confirmed = json["confirmed"]?.objectValue ?? [:]
+            unconfirmed = json["unconfirmed"] == .bool(true)
         } catch {
             throw StoreError(.storage, entity: id.entity, "the remote record of \(id) is unreadable: \(error)")
         }
     }
 
-    var isEmpty: Bool { etag == nil && lastModified == nil && confirmed.isEmpty }
+    var isEmpty: Bool { etag == nil && lastModified == nil && confirmed.isEmpty && !unconfirmed }
 
     /// The bytes to store, or nil for an empty record (none is kept).
     var data: Data? {
@@ -38,6 +43,7 @@ struct RemoteRecord: Equatable {
         if let etag { members["etag"] = .string(etag) }
         if let lastModified { members["lastModified"] = .string(lastModified) }
         if !confirmed.isEmpty { members["confirmed"] = .object(confirmed) }
+        if unconfirmed { members["unconfirmed"] = .bool(true) }
         return JSON.object(members).serialized()
     }
 
@@ -46,6 +52,7 @@ struct RemoteRecord: Equatable {
     mutating func takeValidators(of response: TransportResponse) {
         etag = response.headers["ETag"]
         lastModified = response.headers["Last-Modified"]
+        unconfirmed = false
     }
 
     /// The record of `id`; nil when the store keeps none (``StoreError/Kind/unsupported``).
@@ -97,16 +104,43 @@ public struct ConflictError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A create the server accepted (a 2xx answer to the POST) without saying what it made: no
+/// body, and no `Location` Tether could read the object from. The object stays in the store
+/// (nothing the app wrote is lost) **marked as not confirmed by the server**
+/// (``Client/isUnconfirmed(_:)``): it has no server identity, so it cannot be saved, refreshed
+/// or deleted through its URL. Do not send it again: the server has it. Fetching the list brings
+/// the server's copy; then drop the local one with ``Client/deleteLocally(_:)``.
+public struct UnconfirmedCreateError: Error, Sendable, CustomStringConvertible {
+    /// The object that was sent; kept in the store, marked as not confirmed.
+    public let id: ObjectID
+    /// The collection URL it was posted to (the description redacts it).
+    public let url: URL
+    /// The status of the answer to the POST (201, 202, 204, …).
+    public let status: Int
+    /// Why the object could not be confirmed (no `Location`, or what reading it gave).
+    public let reason: String
+
+    public var description: String {
+        "POST \(RemoteURL.redacted(url).absoluteString) answered \(status): the server accepted \(id) but \(reason); "
+            + "\(id) has no server identity and is kept, marked as not confirmed by the server (do not send it again: the server has it)"
+    }
+}
+
 /// The validators (`ETag`, `Last-Modified`) of the lists a client fetched in one page, with the
-/// objects each held, by URL (and relationship): fetching the same list again sends them back,
-/// and a `304 Not Modified` imports nothing. A list of several pages keeps none (a page's
-/// validator says nothing of the other pages). At most `limit` lists are kept
-/// (``Client/Builder/listValidatorLimit(_:)``), the least recently fetched forgotten first.
+/// objects each held, by URL (and relationship): fetching the same list again sends them back
+/// with its first page. A `304 Not Modified` says that page is unchanged, and nothing of the
+/// pages after it: its objects are the remembered ones, and the pages after it are fetched as
+/// ever (a list that grew onto a second page since). A list of several pages keeps none. At most
+/// `limit` lists are kept (``Client/Builder/listValidatorLimit(_:)``), the least recently fetched
+/// forgotten first.
 final class ListValidators: Sendable {
     struct Entry: Sendable {
         var etag: String?
         var lastModified: String?
+        /// The objects of the page, in its order.
         var ids: [ObjectID]
+        /// The elements the page held (what its pagination counts to find the next page).
+        var count: Int
     }
 
     private let entries: Mutex<LRUCache<String, Entry>>
@@ -124,7 +158,7 @@ final class ListValidators: Sendable {
     /// or several pages).
     func remember(_ key: String, _ fetched: FetchedPages, ids: [ObjectID]) {
         let entry: Entry? = fetched.pages == 1 && fetched.isComplete && (fetched.etag != nil || fetched.lastModified != nil)
-            ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids) : nil
+            ? Entry(etag: fetched.etag, lastModified: fetched.lastModified, ids: ids, count: fetched.items.count) : nil
         entries.withLock { $0.set(entry, for: key) }
     }
 }
