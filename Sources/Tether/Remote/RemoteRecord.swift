@@ -128,17 +128,17 @@ public struct UnconfirmedCreateError: Error, Sendable, CustomStringConvertible {
 
 /// The validators (`ETag`, `Last-Modified`) of the lists a client fetched in one page, with the
 /// objects each held, by URL (and relationship), for the life of the client: fetching the same
-/// list again sends them back with its first page. A `304 Not Modified` says that page is
-/// unchanged, and nothing of the pages after it: its objects are the remembered ones, and the
-/// pages after it are fetched as ever (a list that grew onto a second page since). A list of
-/// several pages keeps none.
+/// list again sends them back, and a `304 Not Modified` imports nothing. A list of several pages
+/// keeps none (a page's validator says nothing of the other pages).
 final class ListValidators: Sendable {
     struct Entry: Sendable {
         var etag: String?
         var lastModified: String?
         /// The objects of the page, in its order.
         var ids: [ObjectID]
-        /// The elements the page held (what its pagination counts to find the next page).
+        /// The elements the page held (what its pagination counts to find the next page): a
+        /// `304` says the page is unchanged, and nothing of the pages after it, which a fetch
+        /// then goes on to as the page would have led on (a list that grew onto a second page).
         var count: Int
     }
 
