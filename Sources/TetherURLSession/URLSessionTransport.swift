@@ -158,17 +158,21 @@ public final class URLSessionTransport: Transport {
         let receiver = Receiver(original, limit: original.responseLimit ?? TransportRequest.defaultResponseLimit)
         let (response, data): (HTTPURLResponse, Data)
         if let guardian = session.delegate as? RedirectGuard {
-            // The session's delegate hands this task's events to the receiver.
-            let task = session.dataTask(with: urlRequest)
-            guardian.register(receiver, for: task)
-            defer { guardian.unregister(task) }
+            // The session's delegate hands this task's events to the receiver. The task is made
+            // only if the call is not cancelled first (a task never resumed would stay in the
+            // session).
+            let session = self.session
+            defer { if let task = receiver.task { guardian.unregister(task) } }
             (response, data) = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    receiver.start(continuation, task: task)
+                    receiver.start(continuation) {
+                        let task = session.dataTask(with: urlRequest)
+                        guardian.register(receiver, for: task)
+                        return task
+                    }
                 }
             } onCancel: {
                 receiver.cancel()
-                Self.cancel(task)
             }
         } else {
             // Another delegate: the receiver sees the task's data where URLSession gives a task's
@@ -254,6 +258,8 @@ public final class URLSessionTransport: Transport {
             var data = Data()
             /// Why the exchange was stopped early (the limit), if it was.
             var failure: TransportError?
+            /// The task, once made.
+            var task: URLSessionTask?
         }
 
         private let request: TransportRequest
@@ -268,17 +274,32 @@ public final class URLSessionTransport: Transport {
         /// Why the exchange was stopped early, if it was.
         var failure: TransportError? { state.withLock { $0.failure } }
 
-        func start(_ continuation: CheckedContinuation<Answer, any Error>, task: URLSessionTask) {
+        /// The task of the exchange, once made.
+        var task: URLSessionTask? { state.withLock { $0.task } }
+
+        /// Waits for the answer with `continuation`, making the task with `makeTask` and resuming
+        /// it, unless the exchange has already ended (cancelled before it began).
+        func start(_ continuation: CheckedContinuation<Answer, any Error>, makeTask: () -> URLSessionTask) {
             let outcome: Result<Answer, any Error>? = state.withLock { state in
                 if state.outcome == nil { state.continuation = continuation }
                 return state.outcome
             }
-            if let outcome { continuation.resume(with: outcome) } else { task.resume() }
+            if let outcome { return continuation.resume(with: outcome) }
+            let task = makeTask()
+            let ended = state.withLock { state in
+                state.task = task
+                return state.outcome != nil
+            }
+            // Cancelled meanwhile: the task is cancelled before it starts (and ends at once).
+            if ended { URLSessionTransport.cancel(task) }
+            task.resume()
         }
 
-        /// The calling task was cancelled.
+        /// The calling task was cancelled: the caller gets `.cancelled` at once, and the task is
+        /// cancelled.
         func cancel() {
             finish(.failure(TransportError(.cancelled, method: request.method, url: request.url, "the request was cancelled")))
+            if let task { URLSessionTransport.cancel(task) }
         }
 
         private func finish(_ outcome: Result<Answer, any Error>) {
