@@ -7,7 +7,7 @@ import TetherTestSupport
 /// A random-schema differential test of the import engine (issue 37): random schemas (one-to-many,
 /// many-to-many, one-to-one, to-one without inverse, self-references, owned objects nested two
 /// deep, owned objects that reference other objects, string and integer identities) and random
-/// payload sequences (repeated objects anywhere, re-imports of the same bytes, updates, owned
+/// payload sequences (bare lists and lists in an envelope, repeated objects anywhere, re-imports of the same bytes, updates, owned
 /// lists that grow, shrink and change kind, references to objects that arrive later or never),
 /// imported into both stores at different batch sizes and compared, after every import, with a
 /// deliberately simple reference importer written for this test: one object at a time, no
@@ -27,8 +27,9 @@ import TetherTestSupport
             var random = SeededRandom(seed: seed)
             let generated = GeneratedSchema(&random)
             let folder = try TemporaryDirectory()
-            let memory = try Client.Builder(schema: generated.schema).store(InMemoryStore()).build()
-            let sqlite = try Client.Builder(schema: generated.schema).store(try SQLiteStore(path: folder.path())).build()
+            // Lists come bare or in an envelope, as Stripe's list objects: `{"data": [...], "has_more": false}`.
+            let memory = try Client.Builder(schema: generated.schema).store(InMemoryStore()).responseShape(.keyPath("data")).build()
+            let sqlite = try Client.Builder(schema: generated.schema).store(try SQLiteStore(path: folder.path())).responseShape(.keyPath("data")).build()
             let reference = ReferenceImporter(generated)
             var payloads: [(entity: String, text: String)] = []
             for step in 0..<Self.imports {
@@ -170,7 +171,8 @@ struct GeneratedSchema: CustomStringConvertible {
     func payload(_ random: inout SeededRandom) -> (entity: String, text: String) {
         let entity = random.pick(identities)
         let objects = (0..<(1 + random.below(8))).map { _ in object(entity, depth: 0, &random) }
-        return (entity, "[" + objects.joined(separator: ", ") + "]")
+        let list = "[" + objects.joined(separator: ", ") + "]"
+        return (entity, random.chance(25) ? #"{"object": "list", "data": \#(list), "has_more": false}"# : list)
     }
 
     func idText(_ entity: String, _ n: Int, _ random: inout SeededRandom) -> String {
@@ -327,7 +329,7 @@ final class ReferenceImporter {
     func dump() -> String { graph.text(generated) }
 
     func `import`(_ json: JSON, as entity: String) {
-        guard case .array(let elements) = json else { return }
+        guard case .array(let elements) = json["data"] ?? json else { return }
         for element in elements { _ = applyIdentified(entity, element) }
     }
 
