@@ -32,6 +32,15 @@ enum Kind: String, CaseIterable, Sendable {
     case refreshBaseline = "refresh-baseline"
     case refreshMemory = "refresh-memory"
     case refreshSQLite = "refresh-sqlite"
+    /// The home-timeline workload: Mastodon statuses with boosts, pending reply targets,
+    /// many-to-many mentions and tags, and owned objects (profile fields, emojis, cards, polls).
+    case timelineBaseline = "timeline-baseline"
+    case timelineMemory = "timeline-memory"
+    case timelineSQLite = "timeline-sqlite"
+    /// Pages of 40 statuses (36 new, 4 changed) imported 100 times into a store holding N statuses.
+    case timelineRefreshBaseline = "timeline-refresh-baseline"
+    case timelineRefreshMemory = "timeline-refresh-memory"
+    case timelineRefreshSQLite = "timeline-refresh-sqlite"
     /// The stored repositories read back as Objects, as typed models and as GRDB records, in
     /// one process, alternating round by round (issue 22).
     case typedFetch = "typed-fetch"
@@ -48,6 +57,8 @@ enum Kind: String, CaseIterable, Sendable {
         "issues": [.issuesBaseline, .issuesMemory, .issuesSQLite, .issuesStreamMemory, .issuesStreamSQLite],
         "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
         "typed": [.typedFetch],
+        "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshMemory,
+                     .timelineRefreshSQLite],
     ]
 
     var group: String {
@@ -70,12 +81,21 @@ enum Kind: String, CaseIterable, Sendable {
         case .refreshMemory: "Tether refresh: in-memory"
         case .refreshSQLite: "Tether refresh: SQLite"
         case .typedFetch: "fetch: SQLite, Tether vs GRDB"
+        case .timelineBaseline: "baseline timeline: JSONDecoder+SQLite"
+        case .timelineMemory: "Tether timeline: in-memory, Data"
+        case .timelineSQLite: "Tether timeline: SQLite, Data"
+        case .timelineRefreshBaseline: "baseline timeline refresh: JSONDecoder+SQLite"
+        case .timelineRefreshMemory: "Tether timeline refresh: in-memory"
+        case .timelineRefreshSQLite: "Tether timeline refresh: SQLite"
         }
     }
 
     /// Kinds that import the issues workload rather than the repositories.
     var isIssues: Bool { Self.groups["issues"]!.contains(self) || Self.groups["refresh"]!.contains(self) }
     var isRefresh: Bool { Self.groups["refresh"]!.contains(self) }
+    /// Kinds that import the timeline workload.
+    var isTimeline: Bool { Self.groups["timeline"]!.contains(self) }
+    var isTimelineRefresh: Bool { [.timelineRefreshBaseline, .timelineRefreshMemory, .timelineRefreshSQLite].contains(self) }
 
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
@@ -93,6 +113,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseValidate: ["JSONParser.validate"]
         case .stall, .observed: ["memory", "sqlite"]
         case .refreshBaseline, .refreshMemory, .refreshSQLite: ["30-issue page"]
+        case .timelineRefreshBaseline, .timelineRefreshMemory, .timelineRefreshSQLite: ["40-status page"]
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         case .typedFetch: TypedFetch.passes
         default:
@@ -209,6 +230,12 @@ struct RowWorker {
                 try await runLive(&row)
             } else if kind == .observed {
                 try await runObserved(&row)
+            } else if kind == .timelineBaseline {
+                try runTimelineBaseline(&row)
+            } else if kind.isTimelineRefresh {
+                try await runTimelineRefresh(&row, verify: run == 0)
+            } else if kind.isTimeline {
+                try await runTimeline(&row, verify: run == 0)
             } else if kind.isRefresh {
                 try await runRefresh(&row)
             } else if kind == .issuesBaseline {

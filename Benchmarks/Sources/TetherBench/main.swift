@@ -18,11 +18,11 @@ let usage = """
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
       --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
-                     refresh, typed (default: all), or single
+                     refresh, typed, timeline (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
-                     --only issues, the issues workload (and its update to FILE.v2)
+                     --only issues (or timeline), that workload (and its update to FILE.v2)
 
     Each row runs in its own child process, so its peak RSS is its own.
     """
@@ -104,6 +104,7 @@ struct Payload {
     var missing: String? = nil
     let bytes: Int
     var issues: (first: String, update: String, bytes: Int)? = nil
+    var timeline: (first: String, update: String, bytes: Int)? = nil
 }
 
 struct Suite {
@@ -117,22 +118,30 @@ struct Suite {
     mutating func run(_ payload: Payload) {
         for kind in options.kinds(at: payload.size) {
             if kind.isIssues && payload.issues == nil { continue }
-            if !kind.isIssues && payload.first.isEmpty { continue }
+            if kind.isTimeline && payload.timeline == nil { continue }
+            if !kind.isIssues && !kind.isTimeline && payload.first.isEmpty { continue }
             if kind.alternatesPasses {
                 runAlternating(kind, payload)
                 continue
             }
-            let hasUpdate = kind.isIssues || payload.update != nil
-            for pass in kind.passes(hasUpdate: hasUpdate, hasMissing: !kind.isIssues && payload.missing != nil) {
+            let hasUpdate = kind.isIssues || kind.isTimeline || payload.update != nil
+            for pass in kind.passes(hasUpdate: hasUpdate, hasMissing: !kind.isIssues && !kind.isTimeline && payload.missing != nil) {
                 var row = Measurement(size: payload.size, group: kind.group, pass: pass,
-                                      objects: kind.isRefresh ? IssuesRefresh.pageSize : payload.size,
-                                      bytes: kind.isIssues ? payload.issues!.bytes : payload.bytes)
+                                      objects: kind.isRefresh ? IssuesRefresh.pageSize
+                                          : kind.isTimelineRefresh ? TimelineRefresh.pageSize : payload.size,
+                                      bytes: kind.isIssues ? payload.issues!.bytes
+                                          : kind.isTimeline ? payload.timeline!.bytes : payload.bytes)
                 var request = RowRequest(
                     kind: kind.rawValue, pass: pass, size: payload.size, first: payload.first, update: payload.update,
                     missing: payload.missing, runs: options.runs, batchSize: options.batchSize, seed: options.seed)
                 if let issues = payload.issues, kind.isIssues {
                     request.first = issues.first
                     request.update = issues.update
+                    request.missing = nil
+                }
+                if let timeline = payload.timeline, kind.isTimeline {
+                    request.first = timeline.first
+                    request.update = timeline.update
                     request.missing = nil
                 }
                 let clock = ContinuousClock()
@@ -242,9 +251,15 @@ struct Suite {
                 Format.pad(speedup(of: row).map { String(format: "%.2f×", $0) } ?? "", 12),
             ].joined(separator: " "))
         }
-        let refreshes = rows.filter { $0.group.contains("refresh") && $0.failure == nil }
-        if !refreshes.isEmpty {
-            print("\nPage refresh (\(IssuesRefresh.pages) pages of \(IssuesRefresh.pageSize) issues, half changed, into a store of N issues), per page:")
+        for workload in ["refresh", "timeline refresh"] {
+            let refreshes = rows.filter { Self.workload(of: $0.group) == workload && $0.failure == nil }
+            if refreshes.isEmpty { continue }
+            if workload == "refresh" {
+                print("\nPage refresh (\(IssuesRefresh.pages) pages of \(IssuesRefresh.pageSize) issues, half changed, into a store of N issues), per page:")
+            } else {
+                print("\nTimeline refresh (\(TimelineRefresh.pageCount) pages of \(TimelineRefresh.pageSize) statuses, "
+                    + "\(TimelineRefresh.newPerPage) new, into a store of N statuses), per page:")
+            }
             for row in refreshes {
                 let base = refreshes.first { $0.size == row.size && $0.group.hasPrefix("baseline") }
                 let ratio = base.map { String(format: "%.2f× faster than the baseline's median", $0.seconds / row.seconds) } ?? ""
@@ -271,7 +286,8 @@ struct Suite {
 
     /// Which workload a row's group measures: rows are compared within one.
     static func workload(of group: String) -> String {
-        group.contains("refresh") ? "refresh" : group.contains("issues") ? "issues" : "repositories"
+        group.contains("timeline refresh") ? "timeline refresh" : group.contains("refresh") ? "refresh"
+            : group.contains("timeline") ? "timeline" : group.contains("issues") ? "issues" : "repositories"
     }
 
     /// The baseline's median over this row's: for Tether rows against the baseline's same pass,
@@ -313,6 +329,13 @@ do {
         exit(0)
     }
     let options = try Options(arguments)
+    if let path = options.write, options.explicitKinds, options.kinds.allSatisfy(\.isTimeline) {
+        // The timeline workload: version 1 to FILE, version 2 (the update) beside it.
+        let bytes = try TimelineWorkload(count: options.sizes[0], seed: options.seed, version: 1).write(to: path)
+        try TimelineWorkload(count: options.sizes[0], seed: options.seed, version: 2).write(to: path + ".v2")
+        print("wrote \(options.sizes[0]) statuses, \(bytes) bytes, to \(path) (and the update to \(path).v2)")
+        exit(0)
+    }
     if let path = options.write, options.explicitKinds, options.kinds.allSatisfy(\.isIssues) {
         // The issues workload: version 1 to FILE, version 2 (the update) beside it.
         let bytes = try IssuesWorkload(count: options.sizes[0], seed: options.seed, version: 1).write(to: path)
@@ -349,8 +372,19 @@ do {
                 FileHandle.standardError.write(Data("N = \(Format.count(size)) issues: \(Format.megabytes(bytes)) MB of JSON\n".utf8))
                 suite.inputs.append("N = \(Format.count(size)) issues: \(Format.megabytes(bytes)) MB of JSON")
             }
-            guard kinds.contains(where: { !$0.isIssues }) else {
-                suite.run(Payload(size: size, first: "", update: nil, bytes: 0, issues: issues))
+            var timeline: (first: String, update: String, bytes: Int)?
+            if kinds.contains(where: \.isTimeline) {
+                let first = directory.file("timeline-\(size)-v1.json"), update = directory.file("timeline-\(size)-v2.json")
+                let bytes = try TimelineWorkload(count: size, seed: options.seed, version: 1).write(to: first)
+                try TimelineWorkload(count: size, seed: options.seed, version: 2).write(to: update)
+                timeline = (first, update, bytes)
+                let line = "N = \(Format.count(size)) statuses: \(Format.megabytes(bytes)) MB of JSON "
+                    + "(\(bytes / size) bytes a status), \(TimelineWorkload.accountCount(size)) accounts"
+                FileHandle.standardError.write(Data((line + "\n").utf8))
+                suite.inputs.append(line)
+            }
+            guard kinds.contains(where: { !$0.isIssues && !$0.isTimeline }) else {
+                suite.run(Payload(size: size, first: "", update: nil, bytes: 0, issues: issues, timeline: timeline))
                 continue
             }
             let first = directory.file("repositories-\(size)-v1.json")
@@ -362,7 +396,8 @@ do {
             FileHandle.standardError.write(Data(("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON, "
                 + "\(Workload(count: size, seed: options.seed, version: 1).ownerCount) owner slots\n").utf8))
             suite.inputs.append("N = \(Format.count(size)): \(Format.megabytes(bytes)) MB of JSON")
-            suite.run(Payload(size: size, first: first, update: update, missing: size <= largeSize ? missing : nil, bytes: bytes, issues: issues))
+            suite.run(Payload(size: size, first: first, update: update, missing: size <= largeSize ? missing : nil, bytes: bytes,
+                              issues: issues, timeline: timeline))
         }
     }
     print()
