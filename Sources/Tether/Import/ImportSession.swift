@@ -334,8 +334,10 @@ final class ImportSession {
                                          looked: isReplayed ? nil : lookedUpTarget(slot: slot, position: batch.links[index].position),
                                          replayed: isReplayed))
         }
-        // The links set now replace what was pending for the same objects and relationships.
-        if try hasPending() { try clearPending(for: resolved.map(\.link) + pendingOnInsert) }
+        // The links set now replace what was pending for the same objects and relationships (a
+        // source that names the same missing objects again keeps its references as they are).
+        var restated = Set<String>()
+        if try hasPending() { restated = try clearPending(for: resolved.map(\.link) + pendingOnInsert, restating: pending) }
         // Stored pending references to the objects just inserted are linked now, before the
         // batch's own links, which the payload states later and so win (as importing one object
         // at a time does: a pending reference is made when its object arrives). What the lookup
@@ -344,7 +346,7 @@ final class ImportSession {
             for k in resolved.indices { resolved[k].looked = nil }
         }
         defer {
-            if !pending.isEmpty { recordPending(pending) }
+            if !pending.isEmpty { recordPending(pending, restated: restated) }
         }
         guard !resolved.isEmpty else { return }
 
@@ -473,8 +475,10 @@ final class ImportSession {
     }
 
     /// Drops the pending references of the sources and relationships of these links: the
-    /// payload sets those relationships anew.
-    private func clearPending(for links: [Int]) throws {
+    /// payload sets those relationships anew. A source whose link among `restating` (the links
+    /// about to be kept pending) names exactly what it has pending keeps it untouched; returns
+    /// the keys of those (``PendingReferences/sourceKey(_:_:)``).
+    private func clearPending(for links: [Int], restating: [Int]) throws -> Set<String> {
         var sources: [(source: ObjectID, relationship: String)] = []
         var seen = Set<String>()
         for index in links {
@@ -483,42 +487,64 @@ final class ImportSession {
             let name = plans[batch.slots[link.slot].entity].mapping.relationships[link.position].name
             if seen.insert(PendingReferences.sourceKey(id, name)).inserted { sources.append((id, name)) }
         }
-        guard !sources.isEmpty else { return }
-        for reference in try PendingReferences.Storage(writer: writer).clear(sources) {
+        guard !sources.isEmpty else { return [] }
+        var restated: [String: Set<PendingReferences.Reference>] = [:]
+        for index in restating {
+            let references = pendingReferences(of: index)
+            if let first = references.first { restated[PendingReferences.sourceKey(first.source, first.relationship)] = Set(references) }
+        }
+        let (dropped, kept) = try PendingReferences.Storage(writer: writer).clear(sources, restating: restated)
+        for reference in dropped {
             if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
                 diagnostics.remove(at: index)
             }
         }
+        return kept
     }
 
-    /// Keeps the ids of these links that name nothing stored as pending references, and reports
-    /// each (a diagnostic, not an error).
-    private func recordPending(_ links: [Int]) {
+    /// The references a link keeps pending: its ids that name nothing stored and nothing in the
+    /// payload.
+    private func pendingReferences(of index: Int) -> [PendingReferences.Reference] {
+        let link = batch.links[index]
+        guard let source = batch.slots[link.slot].id else { return [] }
+        let relationship = plans[batch.slots[link.slot].entity].mapping.relationships[link.position].name
+        let destination = plans[link.destination].name
+        var references: [PendingReferences.Reference] = []
+        for (position, target) in link.targets.enumerated() {
+            guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
+            references.append(PendingReferences.Reference(
+                source: source, relationship: relationship, target: PendingReferences.targetKey(destination, PendingReferences.encode(key)),
+                position: position))
+        }
+        return references
+    }
+
+    /// Keeps the ids of these links that name nothing stored as pending references (but those a
+    /// source restated, which are kept already), and reports each (a diagnostic, not an error).
+    private func recordPending(_ links: [Int], restated: Set<String>) {
         let storage = PendingReferences.Storage(writer: writer)
         for index in links {
             let link = batch.links[index]
-            guard let source = batch.slots[link.slot].id else { continue }
+            let references = pendingReferences(of: index)
+            guard let first = references.first else { continue }
             let plan = plans[batch.slots[link.slot].entity]
-            let relationship = plan.mapping.relationships[link.position].name
             let destination = plans[link.destination].name
-            var references: [PendingReferences.Reference] = []
-            for (position, target) in link.targets.enumerated() {
-                // Only an id naming nothing stored and nothing in the payload is pending.
-                guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
-                let reference = PendingReferences.Reference(
-                    source: source, relationship: relationship, target: PendingReferences.targetKey(destination, PendingReferences.encode(key)),
-                    position: position)
-                references.append(reference)
+            for (reference, target) in zip(references, link.targets.filter { target in
+                if case .identity(let key) = target { return batch.identityMap[link.destination][key] == nil }
+                return false
+            }) {
+                guard case .identity(let key) = target else { continue }
                 let diagnostic = ImportDiagnostic(
-                    path: link.path ?? .root, entity: plan.name, attribute: relationship, problem: .pendingReference,
+                    path: link.path ?? .root, entity: plan.name, attribute: reference.relationship, problem: .pendingReference,
                     action: .linkPending,
                     message: "\(destination) \(key) is not stored yet: the link is kept, and made when an import brings it")
                 pendingDiagnostics.append(diagnostic)
                 recordedPending[reference] = diagnostic
             }
+            guard !restated.contains(PendingReferences.sourceKey(first.source, first.relationship)) else { continue }
             do {
                 try storage.record(references)
-                if !references.isEmpty { mayHavePending = true }
+                mayHavePending = true
             } catch {
                 pendingError = pendingError ?? error
             }

@@ -99,35 +99,51 @@ enum PendingReferences {
         }
 
         /// Drops the pending references of these sources' relationships (the payload sets them
-        /// anew); returns the references dropped.
-        func clear(_ sources: [(source: ObjectID, relationship: String)]) throws -> [Reference] {
+        /// anew), but those a source restates exactly (`restating`, by ``sourceKey(_:_:)``: the
+        /// references the batch is about to record for it), which are left as they are; returns
+        /// the references dropped and the source keys left.
+        func clear(
+            _ sources: [(source: ObjectID, relationship: String)], restating: [String: Set<Reference>]
+        ) throws -> (dropped: [Reference], kept: Set<String>) {
             let keys = sources.map { IdentityKey(.string(PendingReferences.sourceKey($0.source, $0.relationship))) }
             let records = try writer.objects(sourceEntityName, identities: keys)
-            guard !records.isEmpty else { return [] }
-            var clearing = Set<String>()
+            guard !records.isEmpty else { return ([], []) }
+            var sourceRecords: [String: Object] = [:]
             var targets = Set<String>()
             for (key, record) in records {
                 guard case .string(let sourceKey) = key.single else { continue }
-                clearing.insert(sourceKey)
+                sourceRecords[sourceKey] = record
                 for entry in try Self.decode(record["targets"]) { targets.insert(entry[0]) }
-                try writer.delete(record.id)
             }
-            var dropped: [Reference] = []
-            let targetRecords = try writer.objects(targetEntityName, identities: targets.sorted().map { IdentityKey(.string($0)) })
-            for (key, record) in targetRecords {
+            // What each source has pending now, from the records of its targets.
+            var targetRecords: [(key: String, record: Object, entries: [[String]], references: [Reference])] = []
+            var stored: [String: Set<Reference>] = [:]
+            for (key, record) in try writer.objects(targetEntityName, identities: targets.sorted().map { IdentityKey(.string($0)) }) {
                 guard case .string(let target) = key.single else { continue }
-                var kept: [[String]] = []
-                for entry in try Self.decode(record["references"]) {
-                    let reference = try Self.reference(entry, target: target)
-                    if clearing.contains(PendingReferences.sourceKey(reference.source, reference.relationship)) {
+                let entries = try Self.decode(record["references"])
+                let references = try entries.map { try Self.reference($0, target: target) }
+                for reference in references {
+                    let sourceKey = PendingReferences.sourceKey(reference.source, reference.relationship)
+                    if sourceRecords[sourceKey] != nil { stored[sourceKey, default: []].insert(reference) }
+                }
+                targetRecords.append((target, record, entries, references))
+            }
+            let kept = Set(sourceRecords.keys.filter { key in restating[key].map { $0 == stored[key] ?? [] } ?? false })
+            var dropped: [Reference] = []
+            for (target, record, entries, references) in targetRecords {
+                var left: [[String]] = []
+                for (entry, reference) in zip(entries, references) {
+                    let sourceKey = PendingReferences.sourceKey(reference.source, reference.relationship)
+                    if sourceRecords[sourceKey] != nil && !kept.contains(sourceKey) {
                         dropped.append(reference)
                     } else {
-                        kept.append(entry)
+                        left.append(entry)
                     }
                 }
-                try put(targetEntityName, target, "references", record, kept)
+                if left.count != entries.count { try put(targetEntityName, target, "references", record, left) }
             }
-            return dropped
+            for (sourceKey, record) in sourceRecords where !kept.contains(sourceKey) { try writer.delete(record.id) }
+            return (dropped, kept)
         }
 
         /// Takes the pending references to these targets out of the store, each target's in the
