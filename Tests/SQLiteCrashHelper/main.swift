@@ -87,6 +87,9 @@ case "checkpoint", "close":
     let client = try Client.Builder(schema: schema).store(store).build()
     _ = try await client.import(durabilityPayload(textLength: 2_000), as: "Item")
     _ = FileManager.default.createFile(atPath: marker, contents: Data())
+    // `<marker>.pause`: the test kills the helper here, after the commit and before anything
+    // else, by construction rather than by timing (it removes the file after the kill).
+    while FileManager.default.fileExists(atPath: marker + ".pause") { usleep(1_000) }
     if mode == "checkpoint" {
         await store.checkpoint()
         _ = FileManager.default.createFile(atPath: marker + ".checkpointed", contents: Data())

@@ -37,9 +37,15 @@ import TetherTestSupport
 
     static let runs = 12
 
-    /// Runs the helper for `batch`; kills it `delay` after the commit, if given.
-    func run(_ helper: URL, _ phase: Phase, path: String, batch: Int, marker: String, killAfter delay: Duration?) async throws -> (Landing, Duration) {
-        for suffix in ["", ".checkpointed", ".closed"] { try? FileManager.default.removeItem(atPath: marker + suffix) }
+    /// Runs the helper for `batch`; kills it `delay` after the commit, if given. With `pausing`,
+    /// the helper waits after the commit until it is killed (a kill before close() by
+    /// construction, however slow the machine).
+    func run(
+        _ helper: URL, _ phase: Phase, path: String, batch: Int, marker: String, killAfter delay: Duration?, pausing: Bool = false
+    ) async throws -> (Landing, Duration) {
+        for suffix in ["", ".checkpointed", ".closed", ".pause"] { try? FileManager.default.removeItem(atPath: marker + suffix) }
+        if pausing { _ = FileManager.default.createFile(atPath: marker + ".pause", contents: Data()) }
+        defer { try? FileManager.default.removeItem(atPath: marker + ".pause") }
         let process = try ChildProcess(helper.path, [phase.rawValue, path, String(batch), String(phase.count), marker])
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(120)
@@ -80,8 +86,10 @@ import TetherTestSupport
         let microseconds = max(1, window.components.seconds * 1_000_000 + window.components.attoseconds / 1_000_000_000_000)
         var landings: [Landing: Int] = [:]
         for batch in 1...Self.runs {
-            let delay = Duration.microseconds(Int64.random(in: 0...(microseconds * 11 / 10)))
-            let (landing, _) = try await run(helper, phase, path: path, batch: batch, marker: marker, killAfter: delay)
+            // The first run is killed at the pause after its commit; the others at random moments
+            // from the commit to the end of close() as the first run measured it.
+            let delay = Duration.microseconds(batch == 1 ? 0 : Int64.random(in: 0...(microseconds * 11 / 10)))
+            let (landing, _) = try await run(helper, phase, path: path, batch: batch, marker: marker, killAfter: delay, pausing: batch == 1)
             landings[landing, default: 0] += 1
             let store = try SQLiteStore(path: path)
             try store.prepare(for: DurabilityTests.schema)
