@@ -32,7 +32,7 @@ extension RowWorker {
             await (store as? SQLiteStore)?.checkpoint()
         }
         let data = try load(measuredFile)
-        var pendingBefore = Set<ObjectID>()
+        var pendingBefore = Set<String>()
         if verify { pendingBefore = try await TimelineGraph.pendingReferences(client) }
         let result = try await row.time { try await TimelineImport.importStatuses(data, into: client) }
         if verify && request.pass == "unchanged" {
@@ -137,9 +137,17 @@ enum TimelineGraph {
         return counts.isEmpty ? "nothing" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
     }
 
-    /// The stored pending references (Tether's own entity), or none when the store will not say.
-    static func pendingReferences(_ client: Client) async throws -> Set<ObjectID> {
-        Set(((try? await client.fetch(Query("_TetherPendingReference"))) ?? []).map(\.id))
+    /// The stored pending references, one string each: the object of Tether's own entity that
+    /// keeps it (`_TetherPendingTarget`, one per object named and not stored) and the reference
+    /// (source and relationship), so that one deleted and inserted again reads as another.
+    static func pendingReferences(_ client: Client) async throws -> Set<String> {
+        var references = Set<String>()
+        for record in (try? await client.fetch(Query("_TetherPendingTarget"))) ?? [] {
+            guard case .string(let text)? = record["references"],
+                let entries = try? JSONDecoder().decode([[String]].self, from: Data(text.utf8)) else { continue }
+            for entry in entries { references.insert("\(record.id) \(entry.joined(separator: " "))") }
+        }
+        return references
     }
 
     static func check(_ client: Client, against database: SQLiteDatabase, sample: Int) async throws {
