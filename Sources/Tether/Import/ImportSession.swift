@@ -307,12 +307,11 @@ final class ImportSession {
         var resolvedIDs: [ObjectID] = []
         var pending = pendingOnInsert
         for index in batch.links.indices where !linkedOnInsert[index] {
-            let superseded = batch.links[index].superseded
-            if superseded && !replayed.contains(MappedBatch.linkKey(slot: batch.links[index].slot, relationship: batch.links[index].position)) {
-                continue
-            }
-            // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             let slot = batch.links[index].slot
+            let superseded = batch.links[index].superseded
+            let isReplayed = !replayed.isEmpty && replayed.contains(MappedBatch.linkKey(slot: slot, relationship: batch.links[index].position))
+            if superseded && !isReplayed { continue }
+            // A source that was not inserted (``ImportOptions/insert``) or is a tombstone has no links.
             guard let source = batch.slots[slot].id, !batch.slots[slot].tombstone else { continue }
             let relationship = linkBase[batch.slots[slot].entity] + batch.links[index].position
             let destination = batch.links[index].destination
@@ -329,7 +328,6 @@ final class ImportSession {
             if !superseded && batch.links[index].byReference && resolvedIDs.count - start < batch.links[index].targets.count {
                 pending.append(index)
             }
-            let isReplayed = !replayed.isEmpty && replayed.contains(MappedBatch.linkKey(slot: slot, relationship: batch.links[index].position))
             resolved.append(ResolvedLink(link: index, slot: slot, source: source, relationship: relationship, ids: start..<resolvedIDs.count,
                                          looked: isReplayed ? nil : lookedUpTarget(slot: slot, position: batch.links[index].position),
                                          replayed: isReplayed))
@@ -490,7 +488,7 @@ final class ImportSession {
         guard !sources.isEmpty else { return [] }
         var restated: [String: Set<PendingReferences.Reference>] = [:]
         for index in restating {
-            let references = pendingReferences(of: index)
+            let references = pendingReferences(of: index).map(\.reference)
             if let first = references.first { restated[PendingReferences.sourceKey(first.source, first.relationship)] = Set(references) }
         }
         let (dropped, kept) = try PendingReferences.Storage(writer: writer).clear(sources, restating: restated)
@@ -502,19 +500,19 @@ final class ImportSession {
         return kept
     }
 
-    /// The references a link keeps pending: its ids that name nothing stored and nothing in the
-    /// payload.
-    private func pendingReferences(of index: Int) -> [PendingReferences.Reference] {
+    /// The references a link keeps pending, each with the identity it names: its ids that name
+    /// nothing stored and nothing in the payload.
+    private func pendingReferences(of index: Int) -> [(reference: PendingReferences.Reference, key: IdentityKey)] {
         let link = batch.links[index]
         guard let source = batch.slots[link.slot].id else { return [] }
         let relationship = plans[batch.slots[link.slot].entity].mapping.relationships[link.position].name
         let destination = plans[link.destination].name
-        var references: [PendingReferences.Reference] = []
+        var references: [(reference: PendingReferences.Reference, key: IdentityKey)] = []
         for (position, target) in link.targets.enumerated() {
             guard case .identity(let key) = target, batch.identityMap[link.destination][key] == nil else { continue }
-            references.append(PendingReferences.Reference(
+            references.append((PendingReferences.Reference(
                 source: source, relationship: relationship, target: PendingReferences.targetKey(destination, PendingReferences.encode(key)),
-                position: position))
+                position: position), key))
         }
         return references
     }
@@ -525,15 +523,11 @@ final class ImportSession {
         let storage = PendingReferences.Storage(writer: writer)
         for index in links {
             let link = batch.links[index]
-            let references = pendingReferences(of: index)
-            guard let first = references.first else { continue }
+            let pending = pendingReferences(of: index)
+            guard let first = pending.first?.reference else { continue }
             let plan = plans[batch.slots[link.slot].entity]
             let destination = plans[link.destination].name
-            for (reference, target) in zip(references, link.targets.filter { target in
-                if case .identity(let key) = target { return batch.identityMap[link.destination][key] == nil }
-                return false
-            }) {
-                guard case .identity(let key) = target else { continue }
+            for (reference, key) in pending {
                 let diagnostic = ImportDiagnostic(
                     path: link.path ?? .root, entity: plan.name, attribute: reference.relationship, problem: .pendingReference,
                     action: .linkPending,
@@ -543,7 +537,7 @@ final class ImportSession {
             }
             guard !restated.contains(PendingReferences.sourceKey(first.source, first.relationship)) else { continue }
             do {
-                try storage.record(references)
+                try storage.record(pending.map(\.reference))
                 mayHavePending = true
             } catch {
                 pendingError = pendingError ?? error
