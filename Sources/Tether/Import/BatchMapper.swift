@@ -532,21 +532,13 @@ struct BatchMapper<V: ImportValue> {
         // A later occurrence replaces the link, and takes its place in payload order: when the
         // other side is set too, links are applied in that order.
         let earlier = batch.linkIndex[key]
-        if let earlier, earlier == batch.links.count - 1, batch.links[earlier].targets.isEmpty || !movesTargets(slot, position, destination) {
+        if let earlier, earlier == batch.links.count - 1, batch.links[earlier].targets.isEmpty || !plans[batch.slots[slot].entity].movesTargets[position] {
             batch.links[earlier] = link
         } else {
             if let earlier { batch.links[earlier].superseded = true }
             batch.linkIndex[key] = batch.links.count
             batch.links.append(link)
         }
-    }
-
-    /// Whether linking through the relationship takes targets from the objects they were linked
-    /// to (its inverse is to-one, to an entity with identity): an occurrence's link that a later
-    /// one replaces is then still applied (``ImportSession``), so it is kept, marked superseded.
-    private func movesTargets(_ slot: Int, _ position: Int, _ destination: EntityPlan) -> Bool {
-        guard !destination.mapping.identity.isEmpty, let inverse = plans[batch.slots[slot].entity].inverses[position] else { return false }
-        return !destination.mapping.relationships[inverse].relationship.isToMany
     }
 
     // MARK: Helpers

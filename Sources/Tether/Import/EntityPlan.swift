@@ -35,6 +35,11 @@ final class EntityPlan: Sendable {
     /// previous partner, so such a target read at the lookup could be stale by the time the link
     /// is compared.
     let lookupLinks: [Int]
+    /// By relationship position: linking takes a target from the object it was linked to
+    /// before (the inverse is to-one, and the destination has identity: owned objects are never
+    /// linked to another parent). A link of a repeated object that a later occurrence replaces is
+    /// then still applied, in payload order (``BatchMapper``, ``ImportSession``).
+    let movesTargets: [Bool]
     /// The first key of every key path above; the fields below index into it.
     let keyTable: KeyTable
     let attributeFields: [Field]
@@ -115,6 +120,11 @@ final class EntityPlan: Sendable {
         inverses = mapping.relationships.map { relationship in
             guard let inverse = relationship.relationship.inverse, let destination = all[relationship.relationship.destination] else { return nil }
             return destination.relationships.firstIndex { $0.name == inverse }
+        }
+        movesTargets = mapping.relationships.map { relationship in
+            guard let inverse = relationship.relationship.inverse, let destination = all[relationship.relationship.destination],
+                !destination.identity.isEmpty else { return false }
+            return destination.relationship(inverse).map { !$0.relationship.isToMany } ?? false
         }
         lookupLinks = toOne.filter { r in
             let relationship = mapping.relationships[r].relationship

@@ -90,8 +90,7 @@ final class ImportSession {
                     entity: plan.name, name: relationship.name, inverse: inverse,
                     inOrder: relationship.isOrdered || !relationship.isToMany,
                     orphanedBy: relationship.isToMany ? toOneInverse : nil,
-                    // (Owned objects are never linked to another parent: ``OwnedObjects``.)
-                    movesTargets: toOneInverse != nil && destination.map { !importer.plans[$0].mapping.identity.isEmpty } == true))
+                    movesTargets: plan.movesTargets[position]))
             }
         }
         self.links = links
