@@ -298,7 +298,8 @@ import TetherSQLite
         BadInput("a 16 MB string for an int64", expected: .skipped(["$[0].int64"])) {
             Data((#"[{"id":1,"int64":""# + String(repeating: "7", count: hugeLength) + #""}]"#).utf8)
         },
-        BadInput("a 16 MB key", expected: .unchanged) {
+        // An object of its identity and a key of no attribute: not in the mapping's shape (issue 39).
+        BadInput("a 16 MB key", expected: .skipped(["$[0]"])) {
             Data((#"[{"id":1,""# + String(repeating: "k", count: hugeLength) + #"":1}]"#).utf8)
         },
 

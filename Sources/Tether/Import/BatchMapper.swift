@@ -303,6 +303,7 @@ struct BatchMapper<V: ImportValue> {
                 return nil
             }
             identity = key
+            if !isNested, try isHollow(members, plan, base) { return nil }
             if let existing = batch.identityMap[plan.ordinal][key] {
                 slot = existing
                 // The same text as the object last applied to this slot (a nested object many
@@ -408,6 +409,36 @@ struct BatchMapper<V: ImportValue> {
             }
         }
         return slot
+    }
+
+    /// Whether a top-level object carries its identity but none of the entity's other keys while
+    /// it has keys of its own (`{"id": "1", "type": "articles", "attributes": {…}}` read as an
+    /// article): the payload is not in the shape the mapping reads, and importing the object
+    /// would store an identity and nothing else. Reported naming its keys (an ``ImportError``
+    /// under ``ImportOptions/Policy/fail``) and skipped; under ``ImportOptions/deleteMissing``
+    /// it is an error, so that a list read in the wrong shape deletes nothing.
+    private mutating func isHollow(_ members: V, _ plan: EntityPlan, _ base: Int) throws -> Bool {
+        var matched = 0
+        for i in 0..<plan.keyTable.count where found[base + i] != nil {
+            if !plan.identityOnlyKeys[i] { return false }
+            matched += 1
+        }
+        guard members.memberCount > matched else { return false }
+        // A tombstone (`{"id": 1, "deleted": true}`) says all it has to say.
+        if !tombstones.isEmpty, tombstones[plan.ordinal].contains(where: { lookup(members, $0.keys) != nil }) { return false }
+        let keys = (members.materialize().objectValue?.keys.sorted() ?? []).prefix(12)
+            .map { $0.count > 64 ? "\($0.prefix(64))… (\($0.utf8.count) bytes)" : $0 } + (members.memberCount > 12 ? ["…"] : [])
+        let mapped = plan.mapping.attributes.filter { !plan.mapping.identity.map(\.name).contains($0.name) }.map { "'\($0.keyPath)'" }
+            + plan.mapping.relationships.map { "'\($0.keyPath)'" }
+        let message = "the object carries its identity but none of \(plan.name)'s keys (\(mapped.prefix(6).joined(separator: ", "))"
+            + "\(mapped.count > 6 ? ", …" : "")); it has the keys \(keys.joined(separator: ", ")). The response is not in the shape "
+            + "the mapping reads: declare its format or shape with the builder"
+        if importer.options.deleteMissing != nil {
+            throw ImportError(path: JSONPath(path), entity: plan.name,
+                              message: message + "; nothing was imported, and nothing deleted for missing from this list")
+        }
+        try report(plan, nil, .unmappedObject, .objectSkipped, message)
+        return true
     }
 
     private mutating func newSlot(_ plan: EntityPlan) -> Int {

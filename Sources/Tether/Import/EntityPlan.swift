@@ -51,6 +51,10 @@ final class EntityPlan: Sendable {
     let attributeFallbacks: [[Field]]
     let identityFallbacks: [[Field]]
     let relationshipFallbacks: [[Field]]
+    /// By index in ``keyTable``: whether the key is only where an identity is read (its own key
+    /// or a fallback), so that an object matching no other key is known to carry nothing of the
+    /// entity but its identity (``BatchMapper``'s check for hollow objects).
+    let identityOnlyKeys: [Bool]
 
     /// A key path as read from an object matched against ``keyTable``: the first key's index,
     /// then the rest of the path (usually empty).
@@ -116,6 +120,15 @@ final class EntityPlan: Sendable {
         identityFallbacks = mapping.identity.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
         relationshipFallbacks = mapping.relationships.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
         keyTable = KeyTable(firstKeys)
+        var identityOnlyKeys = [Bool](repeating: false, count: firstKeys.count)
+        for field in identityFields + identityFallbacks.joined() { identityOnlyKeys[field.key] = true }
+        for field in attributeFields.enumerated().filter({ !identityPositionSet.contains($0.offset) }).map(\.element)
+            + attributeFallbacks.enumerated().filter({ !identityPositionSet.contains($0.offset) }).flatMap(\.element)
+            + relationshipFields + relationshipFallbacks.joined() + foreignKeyFields
+        {
+            identityOnlyKeys[field.key] = false
+        }
+        self.identityOnlyKeys = identityOnlyKeys
         toOne = mapping.relationships.indices.filter { !mapping.relationships[$0].relationship.isToMany && destinations[$0] != nil }
         inverses = mapping.relationships.map { relationship in
             guard let inverse = relationship.relationship.inverse, let destination = all[relationship.relationship.destination] else { return nil }

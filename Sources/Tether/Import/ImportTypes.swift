@@ -202,6 +202,10 @@ public struct ImportDiagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let invalidValue = Problem("invalidValue")
         /// The object has no identity value (missing or null).
         public static let missingIdentity = Problem("missingIdentity")
+        /// A top-level object carries its identity but none of the entity's other keys, while it
+        /// has keys of its own: the payload is not in the shape the mapping reads (JSON:API's
+        /// `attributes` read as plain JSON). The object is skipped; the message names its keys.
+        public static let unmappedObject = Problem("unmappedObject")
         /// The value where an object or array of objects was expected is something else.
         public static let invalidRelationship = Problem("invalidRelationship")
         /// An id names an object that is not stored yet: not an error; the link is kept pending

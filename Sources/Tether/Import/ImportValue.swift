@@ -17,6 +17,8 @@ protocol ImportValue {
     var isNull: Bool { get }
     var isObject: Bool { get }
     var isArray: Bool { get }
+    /// The number of members of an object (0 for anything else).
+    var memberCount: Int { get }
     /// "string", "number", ... as in diagnostics.
     var typeName: String { get }
     /// The value of the member `key` of an object (nil when absent or not an object).
@@ -61,6 +63,7 @@ enum DirectKind: UInt8, Sendable {
 
 extension JSON: ImportValue {
     var isObject: Bool { if case .object = self { true } else { false } }
+    var memberCount: Int { if case .object(let members) = self { members.count } else { 0 } }
     var isArray: Bool { if case .array = self { true } else { false } }
     /// The member whose key has the same UTF-8 bytes as `key` (as bytes are matched on a tape:
     /// a key in another normalization form is another key).
@@ -86,6 +89,7 @@ extension JSON: ImportValue {
 
 extension TapeValue: ImportValue {
     var isObject: Bool { kind == .object }
+    var memberCount: Int { kind == .object ? Int(entries[index].length) : 0 }
     var isArray: Bool { kind == .array }
 
     var sourceText: UnsafeBufferPointer<UInt8>? {

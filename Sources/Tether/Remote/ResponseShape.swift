@@ -100,6 +100,7 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
             guard case .object = body else {
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected one \(entity) object, found \(body.typeName)")
             }
+            try Self.checkIdentity([body], entity: entity, identity: identity, what: what, shape: "the response")
             return Page(items: [body], isList: false)
         case .keyPath(let keyPath):
             guard case .object(let members) = body else {
@@ -107,20 +108,27 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
                                   message: "\(what): expected an object holding the \(entity) objects at '\(keyPath)', found \(body.typeName)")
             }
             guard let value = body[keyPath] else {
+                // A server that wraps its lists but not its items (`GET /users/1`, the answer to a
+                // create): one object of the entity, bare.
+                if !list, Self.carriesIdentity(body, identity) { return Page(items: [body], isList: false) }
                 throw ImportError(path: JSONPath(keyPath.components.map(JSONPath.Component.key)), entity: entity,
                                   message: "\(what): no '\(keyPath)' in the response, which holds the keys \(members.keys.sorted().joined(separator: ", "))")
             }
             let items = try objects(value, at: JSONPath(keyPath.components.map(JSONPath.Component.key)))
+            try Self.checkIdentity(items, entity: entity, identity: identity, what: what, shape: "'\(keyPath)'")
             return Page(items: items, isList: isList)
         case .custom(let transform, _):
             let items = try objects(try transform(body), at: .root)
+            try Self.checkIdentity(items, entity: entity, identity: identity, what: what, shape: "the custom shape")
             return Page(items: items, isList: isList)
         case .automatic:
             switch body {
             case .array(let elements):
+                try Self.checkIdentity(elements, entity: entity, identity: identity, what: what, shape: "the array")
                 return Page(items: elements)
             case .object(let members):
                 if case .array(let results)? = members["results"] {
+                    try Self.checkIdentity(results, entity: entity, identity: identity, what: what, shape: "'results'")
                     return Page(items: results, next: members["next"]?.stringValue)
                 }
                 // One object of the entity: it has the entity's identity. Anything else (an
@@ -137,6 +145,29 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected an object or an array, found \(body.typeName)")
             }
         }
+    }
+
+    /// Whether `object` has a value at every identity attribute's key path (or a fallback of it).
+    static func carriesIdentity(_ object: JSON, _ identity: [[JSONKeyPath]]) -> Bool {
+        guard case .object = object else { return false }
+        return identity.allSatisfy { paths in paths.contains { path in object[path].map { $0 != .null } ?? false } }
+    }
+
+    /// The objects a shape read must hold at least one object of the entity: a document in which
+    /// none carries the entity's identity (an index document, an envelope of another shape) is
+    /// not the entity's, whatever shape read it, and is never imported as nothing (which would
+    /// set a relationship to no objects, or delete what the list "lacks").
+    static func checkIdentity(_ items: [JSON], entity: String, identity: [[JSONKeyPath]], what: String, shape: String) throws {
+        guard !identity.isEmpty, !items.isEmpty, !items.contains(where: { carriesIdentity($0, identity) }) else { return }
+        let keys = Set(items.prefix(20).flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).sorted()
+        let found = keys.isEmpty
+            ? "\(items.count) value\(items.count == 1 ? "" : "s") that are not objects"
+            : "\(items.count) object\(items.count == 1 ? "" : "s") with the keys \(keys.prefix(12).joined(separator: ", "))\(keys.count > 12 ? ", …" : "")"
+        throw ImportError(
+            path: .root, entity: entity,
+            message: "\(what): \(shape) holds no \(entity) object: none of its \(found) carries "
+                + "\(identity.compactMap(\.first).map { "'\($0)'" }.joined(separator: ", ")); nothing was imported and no link was changed; "
+                + "declare where the objects are (the builder's responseShape or documentFormat)")
     }
 }
 
