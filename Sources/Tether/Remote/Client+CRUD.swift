@@ -35,8 +35,8 @@ extension Client {
         guard let body = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: id.entity, "GET \(RemoteURL.redacted(url).absoluteString) answered \(response.status) with an empty body")
         }
-        let json = try oneObject(in: body, of: id.entity, what: "GET \(RemoteURL.redacted(url).absoluteString)")
-        return try await confirm(id, by: response, json: json, sent: nil)
+        let (json, included) = try oneObject(in: body, of: id.entity, .item, what: "GET \(RemoteURL.redacted(url).absoluteString)")
+        return try await confirm(id, by: response, json: json, sent: nil, included: included)
     }
 
     /// POSTs a stored object (typically one created with ``insertLocally(_:values:related:)``,
@@ -56,8 +56,8 @@ extension Client {
         guard let answer = try Self.jsonBody(of: response) else {
             return try await confirmCreated(id, by: response, posted: url)
         }
-        let json = try oneObject(in: answer, of: id.entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
-        return try await confirm(id, by: response, json: json, sent: nil)
+        let (json, included) = try oneObject(in: answer, of: id.entity, .create, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
+        return try await confirm(id, by: response, json: json, sent: nil, included: included)
     }
 
     /// Whether the server accepted a create of `id` without saying what it made (no body, no
@@ -86,7 +86,8 @@ extension Client {
                 do {
                     let answer = try await send(.get, target, entity: id.entity)
                     if let body = try Self.jsonBody(of: answer) {
-                        return try await confirm(id, by: answer, json: try oneObject(in: body, of: id.entity, what: what), sent: nil)
+                        let (json, included) = try oneObject(in: body, of: id.entity, .item, what: what)
+                        return try await confirm(id, by: answer, json: json, sent: nil, included: included)
                     }
                     reason = "\(what) answered \(answer.status) without a body"
                 } catch {
@@ -134,9 +135,10 @@ extension Client {
             let object = try await insertLocally(entity, values: values, related: related)
             return try await confirmCreated(object.id, by: response, posted: url)
         }
-        let json = try oneObject(in: answer, of: entity, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
+        let (json, included) = try oneObject(in: answer, of: entity, .create, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)
         return try await store.write { writer in
+            _ = try Self.importIncluded(included, importer: importer, in: writer)
             let result = try importer.run([(entity, json)], in: writer)
             guard let id = result.objects.first else {
                 throw ImportError(path: .root, entity: entity, message: "the answer to POST \(url.absoluteString) holds no importable \(entity)")
@@ -193,8 +195,7 @@ extension Client {
             }
             let record = try RemoteRecord.read(id, in: reader)
             let members = try bodyMembers(entity: id.entity, values: object.values, id: id, related: [:], options: options, reader: reader)
-            var body: [String: JSON] = [:]
-            var sent: [String: JSON] = [:]
+            var written: [DocumentMember] = []
             switch content {
             case .changes, .automatic:
                 guard let record else {
@@ -206,21 +207,21 @@ extension Client {
                     guard let member = members[property] else { continue }
                     let now = member.json ?? .null
                     guard now != confirmed else { continue }
-                    JSONExport.set(now, at: member.path, in: &body)
-                    sent[property] = now
+                    written.append(member.document(property, now))
                 }
             case .everything:
                 for (property, member) in members.sorted(by: { $0.key < $1.key }) where !omitted.contains(property) {
                     if let json = member.json {
-                        JSONExport.set(json, at: member.path, in: &body)
-                        sent[property] = json
+                        written.append(member.document(property, json))
                     } else if options.includeNulls && !member.isIdentity {
-                        JSONExport.set(.null, at: member.path, in: &body)
-                        sent[property] = .null
+                        written.append(member.document(property, .null))
                     }
                 }
             }
-            return (JSON.object(body), sent, record, object)
+            let sent = Dictionary(uniqueKeysWithValues: written.map { ($0.name, $0.value) })
+            let body = try writeBody(.save, entity: id.entity, identity: identityJSON(of: id.entity, values: object.values),
+                                     members: written, onlyChanges: content != .everything)
+            return (body, sent, record, object)
         }
         if content != .everything && sent.isEmpty { return object }
 
@@ -241,9 +242,9 @@ extension Client {
         } catch let error as HTTPError where error.status == 412 {
             throw await conflict(id, request: request, refused: body)
         }
-        let json = try Self.jsonBody(of: response)
-            .map { try oneObject(in: $0, of: id.entity, what: "the answer to \(method) \(RemoteURL.redacted(url).absoluteString)") }
-        return try await confirm(id, by: response, json: json, sent: sent)
+        let answer = try Self.jsonBody(of: response)
+            .map { try oneObject(in: $0, of: id.entity, .save, what: "the answer to \(method) \(RemoteURL.redacted(url).absoluteString)") }
+        return try await confirm(id, by: response, json: answer?.0, sent: sent, included: answer?.1 ?? [])
     }
 
     /// The conflict of a save refused with 412, with the server's current copy.
@@ -352,20 +353,12 @@ extension Client {
 
     // MARK: Confirmed by the server
 
-    /// The one object of `entity` in an answer, read by the entity's response shape.
-    func oneObject(in body: JSON, of entity: String, what: String) throws -> JSON {
-        let page = try remote.responseShape(for: entity).read(body, entity: entity, identity: identityKeyPaths(entity), list: false, what: what)
-        guard page.items.count == 1, let json = page.items.first else {
-            throw ImportError(path: .root, entity: entity, message: "\(what) holds \(page.items.count) \(entity) objects where one was expected")
-        }
-        return json
-    }
-
     /// Merges the server's answer (`json`, nil when it had no body) into `id` and records what
     /// the server now has: the answer's validators, and, for each property `sent` (nil: the
     /// server's copy replaced the local one), no pending change unless it changed again locally
-    /// while the request was out.
-    func confirm(_ id: ObjectID, by response: TransportResponse, json: JSON?, sent: [String: JSON]?) async throws -> Object {
+    /// while the request was out. What the answer includes beside it is imported first, in the
+    /// same transaction.
+    func confirm(_ id: ObjectID, by response: TransportResponse, json: JSON?, sent: [String: JSON]?, included: [IncludedObjects] = []) async throws -> Object {
         let importer = try Importer(client: self, options: importOptions.single)
         let (mapping, identity) = (mapping, identityStrategy)
         return try await store.write { [self] writer in
@@ -389,6 +382,7 @@ extension Client {
                 try RemoteRecord.write(record, replacing: old, of: id, in: writer)
             }
             guard let json else { return object }
+            _ = try Self.importIncluded(included, importer: importer, in: writer)
             return try Self.merge(json, into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
         }
     }

@@ -16,6 +16,9 @@ public struct FetchResult: Sendable {
     /// True when the server answered `304 Not Modified` to a list fetched before in one page:
     /// nothing was imported, and ``objects`` are the stored objects of that earlier fetch.
     public var notModified: Bool
+    /// The meta information of each page read, in page order, as the document format found it
+    /// (JSON:API's top-level `meta`); empty when the documents have none.
+    public var meta: [JSON] = []
 
     /// A result with these values, as a fetch returns it (for stubs in tests).
     public init(objects: [Object], importResult: ImportResult, pages: Int, isComplete: Bool = true, notModified: Bool = false) {
@@ -35,6 +38,10 @@ struct FetchedPages {
     /// The first page answered 304 to the validators it was sent with: its objects are the
     /// remembered ones, and ``items`` hold those of the pages after it (none when it was the last).
     var notModified = false
+    /// What the documents include beside their primary data, page by page.
+    var included: [IncludedObjects] = []
+    /// The meta of each page that has one.
+    var meta: [JSON] = []
     /// The validators of the first page.
     var etag: String?
     var lastModified: String?
@@ -94,9 +101,10 @@ extension Client {
 
     private func sendOnce(_ request: TransportRequest, entity: String?, attempt: Int) async throws -> TransportResponse {
         var request = request
-        if request.headers["Accept"] == nil { request.headers["Accept"] = "application/json" }
+        let format = documentFormat(for: entity)
+        if request.headers["Accept"] == nil { request.headers["Accept"] = format.accept }
         if request.body != nil, request.headers["Content-Type"] == nil {
-            request.headers["Content-Type"] = "application/json; charset=utf-8"
+            request.headers["Content-Type"] = format.contentType
         }
         if request.responseLimit == nil { request.responseLimit = remote.responseLimit }
         if request.deadline == nil { request.deadline = remote.deadline }
@@ -150,7 +158,10 @@ extension Client {
             throw error
         }
         report(response, nil)
-        guard response.isSuccess else { throw HTTPError(request: request, response: response) }
+        guard response.isSuccess else {
+            throw HTTPError(request: request, response: response,
+                            body: format.errorBody(status: response.status, data: response.body, contentType: response.headers["Content-Type"]))
+        }
         return response
     }
 
@@ -230,16 +241,11 @@ extension Client {
         guard let body = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
         }
-        let page = try remote.responseShape(for: entity).read(
-            body, entity: entity, identity: identityKeyPaths(entity), list: false,
-            what: "GET \(RemoteURL.redacted(url).absoluteString)")
-        guard page.items.count == 1, let json = page.items.first else {
-            throw ImportError(path: .root, entity: entity,
-                              message: "GET \(RemoteURL.redacted(url).absoluteString) answered \(page.items.count) \(entity) objects where one was expected")
-        }
+        let (json, included) = try oneObject(in: body, of: entity, .item, what: "GET \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)
         return try await writeImport(entity, bytes: response.body.count, { writer in
-            let result = try importer.run([(entity, json)], in: writer)
+            let includes = try Self.importIncluded(included, importer: importer, in: writer)
+            let result = try importer.run([(entity, json)], in: writer).including(includes)
             guard let id = result.objects.first, let object = try writer.object(id) else {
                 throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
             }
@@ -278,7 +284,7 @@ extension Client {
         let key = "\(entity) \(url.absoluteString)"
         let known = listValidators[key]
         var fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil,
-                                           validators: known)
+                                           validators: known, operation: .list)
         var carried: [ObjectID] = []
         if fetched.notModified, let known {
             // The first page is unchanged on the server; the store must still hold what it held,
@@ -305,13 +311,17 @@ extension Client {
             if objects != nil {
                 carried = known.ids
             } else {
-                fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil)
+                fetched = try await fetchPages(url, entity: entity, progress: options.progress, deleting: options.deleteMissing != nil, operation: .list)
             }
         }
-        let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
+        // Included objects are imported first: the list's import is then not the transaction's
+        // first write, which remembering objects across imports needs.
+        let importer = try Importer(client: self, options: options, remembering: pages.included.isEmpty)
+        let includer = pages.included.isEmpty ? nil : try Importer(client: self, options: options.single)
         let result = try await writeImport(entity, importer: importer, { [carried] writer in
-            let result = try importer.run([(entity, JSON.array(pages.items))], in: writer)
+            let includes = try includer.flatMap { try Self.importIncluded(pages.included, importer: $0, in: writer) }
+            let result = try importer.run([(entity, JSON.array(pages.items))], in: writer).including(includes)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let ids = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
@@ -320,7 +330,9 @@ extension Client {
                 throw RequestError(.objectNotFound, entity: entity,
                                    "an object of the unchanged first page of GET \(RemoteURL.redacted(url).absoluteString) was deleted while the list was fetched; nothing was imported")
             }
-            return FetchResult(objects: objects, importResult: result, pages: pages.pages, isComplete: pages.isComplete)
+            var fetched = FetchResult(objects: objects, importResult: result, pages: pages.pages, isComplete: pages.isComplete)
+            fetched.meta = pages.meta
+            return fetched
         }, result: \.importResult)
         listValidators.remember(key, fetched, ids: result.objects.map(\.id))
         return result
@@ -343,7 +355,8 @@ extension Client {
         let key = "\(id) \(relationship) \(url.absoluteString)"
         let known = listValidators[key]
         // The relationship is set to exactly the list: a list cut short would unlink the rest.
-        var fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true, validators: known)
+        var fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true, validators: known,
+                                           operation: .relationship)
         var carried: [ObjectID] = []
         if fetched.notModified, let known {
             // The first page is unchanged on the server: trusted while the relationship still
@@ -361,17 +374,19 @@ extension Client {
             if objects != nil {
                 carried = known.ids
             } else {
-                fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true)
+                fetched = try await fetchPages(url, entity: declared.destination, progress: options.progress, deleting: true, operation: .relationship)
             }
         }
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
-        let importer = try Importer(client: self, options: options, remembering: true)
         let pages = fetched
+        let importer = try Importer(client: self, options: options, remembering: pages.included.isEmpty)
+        let includer = pages.included.isEmpty ? nil : try Importer(client: self, options: options.single)
         let result = try await writeImport(declared.destination, importer: importer, { [carried] writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let result = try importer.run([(declared.destination, JSON.array(pages.items))], in: writer)
+            let includes = try includer.flatMap { try Self.importIncluded(pages.included, importer: $0, in: writer) }
+            let result = try importer.run([(declared.destination, JSON.array(pages.items))], in: writer).including(includes)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let listed = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
@@ -382,8 +397,9 @@ extension Client {
             }
             let targets = declared.isToMany ? listed : Array(listed.prefix(1))
             try writer.setRelated(relationship, of: id, to: targets)
-            return (FetchResult(objects: objects, importResult: result, pages: pages.pages),
-                    try writer.related(relationship, of: id))
+            var fetched = FetchResult(objects: objects, importResult: result, pages: pages.pages)
+            fetched.meta = pages.meta
+            return (fetched, try writer.related(relationship, of: id))
         }, result: \.0.importResult)
         listValidators.remember(key, fetched, ids: result.1)
         return result.0
@@ -401,13 +417,11 @@ extension Client {
     /// is a result with `notModified` set.
     func fetchPages(
         _ first: URL, entity: String, progress reporter: ProgressReporter? = nil, deleting: Bool = false,
-        validators: ListValidators.Entry? = nil
+        validators: ListValidators.Entry? = nil, operation: DocumentOperation = .list
     ) async throws -> FetchedPages {
         var fetched = FetchedPages()
         var progress = ImportProgress(phase: .fetching)
-        let shape = remote.responseShape(for: entity)
         let pagination = remote.pagination(for: entity)
-        let identity = identityKeyPaths(entity)
         let start = pagination.firstURL(first)
         var next: URL? = start
         var visited = Set<String>()
@@ -469,10 +483,12 @@ extension Client {
             var count = 0
             var shapeNext: String?
             if let body {
-                let page = try shape.read(body, entity: entity, identity: identity, list: true, what: what)
-                fetched.items.append(contentsOf: page.items)
-                count = page.items.count
-                shapeNext = page.next
+                let document = try document(body, of: entity, operation, what: what)
+                fetched.items.append(contentsOf: document.objects)
+                fetched.included.append(contentsOf: document.included)
+                if let meta = document.meta { fetched.meta.append(meta) }
+                count = document.objects.count
+                shapeNext = document.next
             }
             next = try pagination.next(after: url, first: start, page: fetched.pages, count: count, body: body, shapeNext: shapeNext,
                                        headers: response.headers, entity: entity, what: what)
@@ -649,34 +665,44 @@ public struct RelationshipResource: Sendable {
         try await client.fetchRelationship(relationship, of: source)
     }
 
-    /// POSTs `target`'s JSON to the relationship URL (with the foreign key of a to-one inverse set
-    /// to the source, `owner_id` for `User.repositories`), merges the answer into `target` (it gets
-    /// its server identity if it had none) and links it to the source.
+    /// Adds `target` to the relationship on the server, then links it locally. How is the
+    /// document format's (``DocumentFormat/relationshipRequest(_:relationshipURL:target:)``):
+    /// plain JSON POSTs `target`'s JSON to the relationship URL (with the foreign key of a to-one
+    /// inverse set to the source, `owner_id` for `User.repositories`) and merges the answer into
+    /// `target` (it gets its server identity if it had none); JSON:API POSTs a linkage
+    /// (`{"data": [{"type": "tags", "id": "8"}]}`) to the relationship's own URL.
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         // The list's URL, without the parameters that page it (`?per_page=3`).
         let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.add, relationshipURL: url, target: nil)
         // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
         var linked: [String: [ObjectID]] = [:]
         if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
             linked[inverse] = [source]
         }
+        let mapped = client.mapping[source.entity]?.relationship(relationship)
         let body = try await client.store.read { [client, linked] reader in
             guard let object = try reader.object(target) else {
                 throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
             }
+            let identity = client.identityJSON(of: object.entity, values: object.values)
             return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader,
-                                         omitting: client.remote.readOnly[target.entity] ?? [])
+                                         omitting: client.remote.readOnly[target.entity] ?? [], operation: .add,
+                                         relationship: mapped, targets: identity.map { [$0] } ?? [])
         }
-        let response = try await client.send(.post, url, body: body, entity: declared.destination)
-        let json = try Client.jsonBody(of: response)
+        let response = try await client.send(TransportRequest(method: request.method, url: request.url, body: request.hasBody ? body.serialized() : nil),
+                                              entity: declared.destination)
+        let json = request.answerIsTarget ? try Client.jsonBody(of: response) : nil
         let importer = try Importer(client: client, options: client.importOptions.single)
         let (mapping, identity, relationship, source) = (client.mapping, client.identityStrategy, relationship, source)
+        let answer = try json.map { try client.oneObject(in: $0, of: declared.destination, .add, what: "the answer to \(request.method) \(RemoteURL.redacted(request.url).absoluteString)") }
         return try await client.store.write { writer in
             var object: Object
-            if let json {
-                object = try Client.merge(Client.firstObject(json), into: target, mapping: mapping, identity: identity, importer: importer, writer: writer)
+            if let answer {
+                _ = try Client.importIncluded(answer.1, importer: importer, in: writer)
+                object = try Client.merge(answer.0, into: target, mapping: mapping, identity: identity, importer: importer, writer: writer)
             } else if let stored = try writer.object(target) {
                 object = stored
             } else {
@@ -697,8 +723,10 @@ public struct RelationshipResource: Sendable {
         }
     }
 
-    /// DELETEs `<relationship URL>/<target identity>`. A 200, 202, 204, 404 or 410 answer unlinks
-    /// `target` from the source locally (the object itself stays). Returns the HTTP status.
+    /// Removes `target` from the relationship on the server (plain JSON: `DELETE <relationship
+    /// URL>/<target identity>`; JSON:API: `DELETE` of the relationship with a linkage body). A
+    /// 200, 202, 204, 404 or 410 answer unlinks `target` from the source locally (the object
+    /// itself stays). Returns the HTTP status.
     @discardableResult
     public func remove(_ target: ObjectID) async throws -> Int {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
@@ -707,18 +735,12 @@ public struct RelationshipResource: Sendable {
         }
         let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
-        var text = base.absoluteString
-        var query = ""
-        if let q = text.firstIndex(of: "?") {
-            query = String(text[q...])
-            text = String(text[..<q])
-        }
-        guard let url = URL(string: text + (text.hasSuffix("/") ? "" : "/") + segment + query) else {
-            throw RequestError(.invalidURL, entity: target.entity, "cannot append '\(segment)' to \(base.absoluteString)")
-        }
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.remove, relationshipURL: base, target: segment)
+        var body: Data?
+        if request.hasBody { body = try await linkageBody(.remove, [target], destination: declared.destination).serialized() }
         let status: Int
         do {
-            status = try await client.send(.delete, url, entity: declared.destination).status
+            status = try await client.send(TransportRequest(method: request.method, url: request.url, body: body), entity: declared.destination).status
         } catch let error as HTTPError where error.isNotFound {
             status = error.status
         }
@@ -729,6 +751,50 @@ public struct RelationshipResource: Sendable {
             if linked.contains(target) { try writer.setRelated(relationship, of: source, to: linked.filter { $0 != target }) }
         }
         return status
+    }
+
+    /// Replaces the relationship's targets on the server with exactly `targets` (JSON:API:
+    /// `PATCH` of the relationship with a linkage body; plain JSON has no such request: a
+    /// ``RequestError``), then locally. Returns the HTTP status.
+    @discardableResult
+    public func replace(with targets: [ObjectID]) async throws -> Int {
+        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
+        let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.replace, relationshipURL: base, target: nil)
+        if !declared.isToMany && targets.count > 1 {
+            throw RequestError(.unsupported, entity: source.entity, member: relationship,
+                               "\(source.entity).\(relationship) is to-one: it cannot be replaced with \(targets.count) objects; nothing was sent")
+        }
+        var body: Data?
+        if request.hasBody { body = try await linkageBody(.replace, targets, destination: declared.destination).serialized() }
+        let status = try await client.send(TransportRequest(method: request.method, url: request.url, body: body),
+                                           entity: declared.destination).status
+        let (relationship, source) = (relationship, source)
+        try await client.store.write { writer in
+            guard try writer.object(source) != nil else {
+                throw RequestError(.objectNotFound, entity: source.entity, "\(source) was deleted while its \(relationship) were replaced")
+            }
+            try writer.setRelated(relationship, of: source, to: try writer.objects(targets).map(\.id))
+        }
+        return status
+    }
+
+    /// The format's body naming `targets` (a linkage), for a remove or a replace.
+    private func linkageBody(_ operation: DocumentOperation, _ targets: [ObjectID], destination: String) async throws -> JSON {
+        let mapped = client.mapping[source.entity]?.relationship(relationship)
+        let client = self.client
+        let identities = try await client.store.read { reader in
+            try targets.map { target -> JSON in
+                guard let object = try reader.object(target) else {
+                    throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+                }
+                guard let identity = client.identityJSON(of: object.entity, values: object.values) else {
+                    throw RequestError(.missingValue, entity: target.entity, "\(target) has no identity to name it by; nothing was sent")
+                }
+                return identity
+            }
+        }
+        return try client.writeBody(operation, entity: destination, identity: nil, members: [], relationship: mapped, targets: identities)
     }
 }
 

@@ -61,6 +61,13 @@ struct BodyMember {
     /// Its JSON, or nil when unset (an attribute without value, a to-one relationship without target).
     var json: JSON?
     var isIdentity: Bool
+    /// The relationship's mapping, nil for an attribute.
+    var relationship: RelationshipMapping? = nil
+
+    /// The member as a document format is given it, holding `value`.
+    func document(_ name: String, _ value: JSON) -> DocumentMember {
+        DocumentMember(name: name, keyPath: path, value: value, relationship: relationship, isIdentity: isIdentity)
+    }
 }
 
 enum JSONExport {
@@ -109,20 +116,35 @@ extension Client {
         }
     }
 
+    /// The body of the whole object by the entity's document format (a create's, a `PUT`'s, an
+    /// add's with `operation`), with the members ``wholeMembers(entity:values:id:related:options:reader:omitting:)`` gives.
     func exportJSON(
         entity: String, values: [String: Value], id: ObjectID?, related: [String: [ObjectID]], options: ExportOptions,
-        reader: any StoreReader, omitting omitted: Set<String> = []
+        reader: any StoreReader, omitting omitted: Set<String> = [], operation: DocumentOperation = .create,
+        relationship: RelationshipMapping? = nil, targets: [JSON] = []
     ) throws -> JSON {
+        let members = try wholeMembers(entity: entity, values: values, id: id, related: related, options: options, reader: reader, omitting: omitted)
+        let identity = options.omitIdentity && operation == .create ? nil : identityJSON(of: entity, values: values)
+        return try writeBody(operation, entity: entity, identity: identity, members: members, relationship: relationship, targets: targets)
+    }
+
+    /// Every member of the whole object a body holds: each set attribute and written
+    /// relationship, and with ``ExportOptions/includeNulls`` the unset ones as `null`; none of
+    /// `omitted`.
+    func wholeMembers(
+        entity: String, values: [String: Value], id: ObjectID?, related: [String: [ObjectID]], options: ExportOptions,
+        reader: any StoreReader, omitting omitted: Set<String> = []
+    ) throws -> [DocumentMember] {
         let members = try bodyMembers(entity: entity, values: values, id: id, related: related, options: options, reader: reader)
-        var body: [String: JSON] = [:]
+        var written: [DocumentMember] = []
         for (property, member) in members.sorted(by: { $0.key < $1.key }) where !omitted.contains(property) {
             if let json = member.json {
-                JSONExport.set(json, at: member.path, in: &body)
+                written.append(member.document(property, json))
             } else if options.includeNulls && !member.isIdentity {
-                JSONExport.set(.null, at: member.path, in: &body)
+                written.append(member.document(property, .null))
             }
         }
-        return .object(body)
+        return written
     }
 
     /// The properties of an object a request body can hold, by attribute or relationship name
@@ -170,7 +192,7 @@ extension Client {
                 return JSONExport.json(value, identity.attribute, dateDecoding: dateDecoding, transformers: transformers)
             }
             let path = JSONKeyPath(components: [relationship.foreignKey])
-            members[r.name] = BodyMember(path: path, json: r.isToMany ? .array(ids) : ids.first, isIdentity: false)
+            members[r.name] = BodyMember(path: path, json: r.isToMany ? .array(ids) : ids.first, isIdentity: false, relationship: relationship)
         }
         return members
     }

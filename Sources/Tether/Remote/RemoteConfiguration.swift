@@ -29,6 +29,11 @@ public struct RemoteConfiguration: Sendable {
     /// Per entity: a response shape other than ``responseShape``.
     public var responseShapes: [String: ResponseShape] = [:]
 
+    /// How documents are read and written (``PlainJSONFormat`` by default).
+    public var documentFormat: any DocumentFormat = PlainJSONFormat()
+    /// Per entity: a document format other than ``documentFormat``.
+    public var documentFormats: [String: any DocumentFormat] = [:]
+
     /// Per entity: the attributes and relationships the server sets and request bodies leave out.
     public var readOnly: [String: Set<String>] = [:]
     /// How lists are paged (``Pagination/automatic`` by default).
@@ -46,13 +51,18 @@ public struct RemoteConfiguration: Sendable {
     public var listValidatorLimit: Int = 1000
 
     /// The defaults: no hooks, no registered URLs, `PATCH` saves, two retries of idempotent
-    /// requests, automatic response shapes and pagination, at most 1,000 pages, answers of at
+    /// requests, plain JSON documents, automatic response shapes and pagination, at most 1,000 pages, answers of at
     /// most 64 MiB, exchanges of at most 5 minutes, the validators of 1,000 lists.
     public init() {}
 
     /// The pagination of `entity`'s lists.
     public func pagination(for entity: String) -> Pagination {
         paginations[entity] ?? pagination
+    }
+
+    /// The document format of `entity`'s requests (the default one for nil).
+    public func documentFormat(for entity: String?) -> any DocumentFormat {
+        entity.flatMap { documentFormats[$0] } ?? documentFormat
     }
 
     /// The response shape of `entity`'s resources.
@@ -96,6 +106,9 @@ public struct RemoteConfiguration: Sendable {
         }
         for entity in paginations.keys.sorted() where schema[entity] == nil {
             throw ConfigurationError(.unknownEntity, entity: entity, "a pagination is set for unknown entity '\(entity)'")
+        }
+        for entity in documentFormats.keys.sorted() where schema[entity] == nil {
+            throw ConfigurationError(.unknownEntity, entity: entity, "a document format is set for unknown entity '\(entity)'")
         }
         for entity in responseShapes.keys.sorted() where schema[entity] == nil {
             throw ConfigurationError(.unknownEntity, entity: entity, "a response shape is set for unknown entity '\(entity)'")

@@ -54,6 +54,17 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible, Cus
         self.secrets = Redaction.secrets(of: request)
     }
 
+    /// The error of `request`'s answer with its body decoded by the entity's document format.
+    init(request: TransportRequest, response: TransportResponse, body: ErrorBody) {
+        self.method = request.method
+        self.url = RemoteURL.redacted(request.url)
+        self.status = response.status
+        self.headers = response.headers
+        self.data = response.body
+        self.body = body
+        self.secrets = Redaction.secrets(of: request)
+    }
+
     /// True for 404 Not Found and 410 Gone.
     public var isNotFound: Bool { status == 404 || status == 410 }
 
@@ -91,15 +102,51 @@ public struct ErrorBody: Sendable, Hashable, CustomStringConvertible {
     public var text: String?
     /// The response's content type, if any.
     public var contentType: String?
+    /// The errors one by one, for formats whose error bodies list them with more than a field
+    /// and a message (JSON:API's `errors[]`: `status`, `code`, `source.pointer`,
+    /// `source.parameter`); empty for the plain dialects, whose ``fieldErrors`` say it all.
+    public var entries: [Entry] = []
 
-    /// A body with these parts, as decoding fills them (for stubs in tests); use
-    /// ``init(data:contentType:)`` to decode a response.
-    public init(message: String? = nil, fieldErrors: [String: [String]] = [:], json: JSON? = nil, text: String? = nil, contentType: String? = nil) {
+    /// One error of a body that lists them (JSON:API's error objects).
+    public struct Entry: Sendable, Hashable {
+        /// The field it is about (`title` for `/data/attributes/title`), nil for the request as a whole.
+        public var field: String?
+        /// The message: the error's `detail`, else its `title`.
+        public var message: String?
+        /// A short summary (JSON:API's `title`).
+        public var title: String?
+        /// An application-specific code (`blank`, `invalid`).
+        public var code: String?
+        /// The HTTP status the error stands for, as the body gives it (`"422"`).
+        public var status: String?
+        /// The JSON pointer into the request document (`/data/attributes/title`).
+        public var pointer: String?
+        /// The query parameter at fault (`include`, `sort`).
+        public var parameter: String?
+
+        /// An entry with these parts.
+        public init(field: String? = nil, message: String? = nil, title: String? = nil, code: String? = nil,
+                    status: String? = nil, pointer: String? = nil, parameter: String? = nil) {
+            self.field = field
+            self.message = message
+            self.title = title
+            self.code = code
+            self.status = status
+            self.pointer = pointer
+            self.parameter = parameter
+        }
+    }
+
+    /// A body with these parts, as decoding fills them (for stubs in tests, and document formats
+    /// decoding their own error bodies); use ``init(data:contentType:)`` to decode a plain one.
+    public init(message: String? = nil, fieldErrors: [String: [String]] = [:], json: JSON? = nil, text: String? = nil, contentType: String? = nil,
+                entries: [Entry] = []) {
         self.message = message
         self.fieldErrors = fieldErrors
         self.json = json
         self.text = text
         self.contentType = contentType
+        self.entries = entries
     }
 
     /// Decodes a response body.
