@@ -10,6 +10,7 @@ import PackageDescription
 //   Sources/TetherURLSession  the URLSession transport
 //   Sources/TetherTesting     test doubles users need too: stub and replay transports, store conformance suite
 //   Strategies/<Name>         one module per mapping strategy, each depending only on the core
+//                             (JSONAPI: a document format, with its kebab-case naming)
 //   Examples/<Name>           runnable programs
 //   Tests/<Module>Tests       one Swift Testing target per module; Tests/TestSupport holds the
 //                             helpers they share (not a product)
@@ -25,6 +26,7 @@ let package = Package(
         .library(name: "TetherEntityMapper", targets: ["TetherEntityMapper"]),
         .library(name: "TetherKeyPaths", targets: ["TetherKeyPaths"]),
         .library(name: "TetherRouteTable", targets: ["TetherRouteTable"]),
+        .library(name: "TetherJSONAPI", targets: ["TetherJSONAPI"]),
         .library(name: "TetherSQLite", targets: ["TetherSQLite"]),
         .library(name: "TetherURLSession", targets: ["TetherURLSession"]),
         .library(name: "TetherTesting", targets: ["TetherTesting"]),
@@ -55,6 +57,7 @@ let package = Package(
         .target(name: "TetherEntityMapper", dependencies: ["Tether"], path: "Strategies/EntityMapper"),
         .target(name: "TetherKeyPaths", dependencies: ["Tether"], path: "Strategies/KeyPaths"),
         .target(name: "TetherRouteTable", dependencies: ["Tether"], path: "Strategies/RouteTable"),
+        .target(name: "TetherJSONAPI", dependencies: ["Tether"], path: "Strategies/JSONAPI"),
 
         // Examples
         .executableTarget(
@@ -103,6 +106,10 @@ let package = Package(
         .testTarget(name: "TetherEntityMapperTests", dependencies: ["TetherEntityMapper", "TetherRails", "TetherTesting"]),
         .testTarget(name: "TetherKeyPathsTests", dependencies: ["TetherKeyPaths", "TetherTesting"]),
         .testTarget(name: "TetherRouteTableTests", dependencies: ["TetherRouteTable", "TetherTesting"]),
+        .testTarget(
+            name: "TetherJSONAPITests",
+            dependencies: ["TetherJSONAPI", "TetherTesting", "TetherSQLite", "TetherURLSession", "TetherTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
