@@ -40,11 +40,13 @@ start)
         bash "$servers/drf/stop.sh" "$drf_port" || true
         exit 1
     fi
+    bash "$root/Tests/Servers/jsonapi/start.sh" "${TETHER_JSONAPI_PORT:-8100}"  # the JSON:API blog (TETHER_JSONAPI_URL=…:8100/api)
     ;;
 stop)
     status=0
     bash "$servers/drf/stop.sh" "$drf_port" || status=1
     bash "$servers/rails/stop.sh" "$rails_port" || status=1
+    bash "$root/Tests/Servers/jsonapi/stop.sh" "${TETHER_JSONAPI_PORT:-8100}" || status=1
     exit $status
     ;;
 *)
