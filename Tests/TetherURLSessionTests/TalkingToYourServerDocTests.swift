@@ -144,4 +144,109 @@ import TetherURLSession
         try await client.save(note.id, options: ExportOptions(content: .everything))
         #expect(try JSON(parsing: try #require(stub.requests(.patch).first?.body)) == ["title": "Whole", "body": "text"])
     }
+
+    // MARK: Stripe: the cursor of the last object, expandable fields
+
+    static let stripeSchema = try! Schema {
+        Entity("Customer") {
+            Attribute("id", .string)
+            Attribute("email", .string)
+        }
+        Entity("Charge") {
+            Attribute("id", .string)
+            Attribute("amount", .int64)
+            Relationship.toOne("customer", "Customer")
+        }
+    }
+
+    /// The page's Stripe client, as written (the transport a stub here).
+    static func stripe(_ stub: StubTransport) throws -> Client {
+        try Client.Builder(schema: stripeSchema)
+            .transport(URLSessionTransport())
+            .baseURL(URL(string: "https://api.stripe.com/v1")!)
+            .responseShape(.keyPath("data"))              // {"object": "list", "data": [...]}
+            .pagination(.startingAfter())                 // while has_more: ?starting_after=<last id>
+            .transport(stub)
+            .build()
+    }
+
+    @Test func stripeCursorOfTheLastObject() async throws {
+        let stub = StubTransport()
+        func customer(_ n: Int) -> JSON { ["id": .string("cus_\(n)"), "email": .string("\(n)@example.com")] }
+        stub.on(.get, "/v1/customers?limit=2", json: ["object": "list", "data": [customer(1), customer(2)], "has_more": true, "url": "/v1/customers"])
+        stub.on(.get, "/v1/customers?limit=2&starting_after=cus_2", json: ["object": "list", "data": [customer(3), customer(4)], "has_more": true])
+        stub.on(.get, "/v1/customers?limit=2&starting_after=cus_4", json: ["object": "list", "data": [customer(5)], "has_more": false])
+        let stripe = try Self.stripe(stub)
+        let customers = try await stripe.fetchObjects("Customer", from: "/customers?limit=2")
+        #expect(customers.pages == 3)
+        #expect(customers.objects.map { $0["id"] } == (1...5).map { .string("cus_\($0)") })
+        #expect(Pagination.startingAfter().description == "startingAfter(hasMore: has_more, parameter: starting_after)")
+
+        // Backwards: the first object's id.
+        stub.on(.get, "/v1/charges?ending_before=ch_9", json: ["data": [["id": "ch_7", "amount": 1], ["id": "ch_8", "amount": 2]], "has_more": true])
+        stub.on(.get, "/v1/charges?ending_before=ch_7", json: ["data": [["id": "ch_6", "amount": 3]], "has_more": false])
+        let backwards = try Client.Builder(schema: Self.stripeSchema).transport(stub).baseURL(URL(string: "https://api.stripe.com/v1")!)
+            .responseShape(.keyPath("data")).pagination(.endingBefore(), for: "Charge").build()
+        #expect(try await backwards.fetchObjects("Charge", from: "/charges?ending_before=ch_9").objects.count == 3)
+
+        // has_more of another type is an error at its path; nothing imported.
+        stub.on(.get, "/v1/customers?limit=9", json: ["data": [customer(6)], "has_more": "yes"])
+        let error = try await #require(throws: ImportError.self) { try await stripe.fetchObjects("Customer", from: "/customers?limit=9") }
+        #expect(error.path.description == "$.has_more")
+        #expect(try await stripe.object("Customer", identity: .string("cus_6")) == nil)
+    }
+
+    @Test func expandableFieldsHoldAnIdOrTheWholeObject() async throws {
+        let stripe = try Self.stripe(StubTransport())
+        // Charge.customer is a to-one relationship to Customer, read from the key "customer".
+        let payload: JSON = ["data": [
+            ["id": "ch_1", "amount": 500, "customer": "cus_1"],                                  // an id
+            ["id": "ch_2", "amount": 700, "customer": ["id": "cus_2", "email": "b@example.com"]], // expanded
+        ]]
+        let charges = try await stripe.import(payload, as: "Charge")
+        #expect(charges.diagnostics.map(\.problem) == [.pendingReference])
+        #expect(charges.objects.count == 2)
+        let second = try #require(try await stripe.object("Charge", identity: .string("ch_2")))
+        #expect(try await stripe.related("customer", of: second.id).first?["email"] == .string("b@example.com"))
+        let first = try #require(try await stripe.object("Charge", identity: .string("ch_1")))
+        #expect(try await stripe.related("customer", of: first.id).isEmpty)
+        try await stripe.import([["id": "cus_1", "email": "a@example.com"]] as JSON, as: "Customer")  // links ch_1 to it
+        #expect(try await stripe.related("customer", of: first.id).first?["email"] == .string("a@example.com"))
+        // An id leaves the stored object as it is; a value that is neither is a diagnostic.
+        let again = try await stripe.import(["data": [["id": "ch_2", "amount": 700, "customer": "cus_2"], ["id": "ch_3", "amount": 1, "customer": 12.5]]] as JSON,
+                                            as: "Charge")
+        #expect(again.diagnostics.map(\.path.description) == ["$[1].customer"])
+        #expect(try await stripe.object("Customer", identity: .string("cus_2"))?["email"] == .string("b@example.com"))
+    }
+
+    // MARK: 7. Document formats
+
+    struct Enveloped: DocumentFormat {
+        func read(_ body: JSON, _ request: DocumentRequest) throws -> Document {
+            try PlainJSONFormat().read(body["payload"] ?? .null, request)
+        }
+        func body(_ write: DocumentWrite) throws -> JSON {
+            ["payload": try PlainJSONFormat().body(write)]
+        }
+    }
+
+    @Test func aDocumentFormatOfYourOwn() async throws {
+        let stub = Self.stub()
+        // The format reads the payload's inside with plain JSON's rules: the shape of the page's
+        // builder (`.keyPath("data")`) would look for "data" there, so it is set back to `.automatic`.
+        let client = try Self.builder().transport(stub).responseShape(.automatic, for: "Note")
+            .documentFormat(PlainJSONFormat())
+            .documentFormat(Enveloped(), for: "Note")
+            .build()
+        stub.on(.get, "/v2/legacy", json: ["payload": [Self.note(50, "x"), Self.note(51, "y")]])
+        #expect(try await client.fetchObjects("Note", from: "/legacy").objects.count == 2)
+        stub.on(.post, "/v2/notes", status: 201, json: ["payload": Self.note(52, "made")])
+        let made = try await client.create("Note", values: ["title": .string("made"), "body": .string("b")])
+        #expect(made["id"] == .int(52))
+        #expect(try JSON(parsing: try #require(stub.requests(.post).last?.body)) == ["payload": ["title": "made", "body": "b"]])
+        #expect(stub.requests(.post).last?.headers["Content-Type"] == "application/json; charset=utf-8")
+        // A format's reading is checked as the shapes' is: no object of the entity is an error.
+        stub.on(.get, "/v2/index", json: ["payload": ["notes": "/v2/notes"]])
+        await #expect(throws: ImportError.self) { try await client.fetchObjects("Note", from: "/index") }
+    }
 }

@@ -491,7 +491,9 @@ extension Client {
                 shapeNext = document.next
             }
             next = try pagination.next(after: url, first: start, page: fetched.pages, count: count, body: body, shapeNext: shapeNext,
-                                       headers: response.headers, entity: entity, what: what)
+                                       headers: response.headers, entity: entity, what: what,
+                                       objects: count > 0 ? [fetched.items[fetched.items.count - count], fetched.items[fetched.items.count - 1]] : [],
+                                       identity: identityKeyPaths(entity))
             if let link = next { try checkPageLink(link, from: start, page: fetched.pages, entity: entity) }
         }
         return fetched

@@ -22,6 +22,9 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
         case cursor(JSONKeyPath, parameter: String)
         case pages(parameter: String, first: Int, size: Int?, sizeParameter: String?)
         case offset(parameter: String, limit: Int, limitParameter: String)
+        /// The identity of the page's last (or first) object, sent as `parameter`, while the body
+        /// says so at `hasMore`.
+        case objectCursor(hasMore: JSONKeyPath, parameter: String, last: Bool)
         case none
     }
 
@@ -60,6 +63,24 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
         Pagination(style: .offset(parameter: parameter, limit: max(1, limit), limitParameter: limitParameter))
     }
 
+    /// Stripe's cursor of the last object: while the page says `"has_more": true` (at `hasMore`),
+    /// the next page is the first URL with `starting_after=<identity of the page's last object>`
+    /// (`parameter`). An empty page, or `has_more` false or missing, is the last.
+    ///
+    /// ```swift
+    /// builder.responseShape(.keyPath("data"), for: "Customer")   // {"object": "list", "data": [...], "has_more": true}
+    ///     .pagination(.startingAfter(), for: "Customer")          // ?starting_after=cus_123
+    /// ```
+    public static func startingAfter(hasMore: JSONKeyPath = "has_more", parameter: String = "starting_after") -> Pagination {
+        Pagination(style: .objectCursor(hasMore: hasMore, parameter: parameter, last: true))
+    }
+
+    /// Stripe's cursor of the first object, paging backwards: while `has_more`, the next page is
+    /// the first URL with `ending_before=<identity of the page's first object>`.
+    public static func endingBefore(hasMore: JSONKeyPath = "has_more", parameter: String = "ending_before") -> Pagination {
+        Pagination(style: .objectCursor(hasMore: hasMore, parameter: parameter, last: false))
+    }
+
     /// One request; links in the response are not followed.
     public static let none = Pagination(style: .none)
 
@@ -79,6 +100,8 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
         case .pages(let parameter, let first, let size, let sizeParameter):
             base = "pages(parameter: \(parameter), first: \(first)\(size.map { ", size: \($0)" } ?? "")\(sizeParameter.map { ", sizeParameter: \($0)" } ?? ""))"
         case .offset(let parameter, let limit, let limitParameter): base = "offset(parameter: \(parameter), limit: \(limit), limitParameter: \(limitParameter))"
+        case .objectCursor(let hasMore, let parameter, let last):
+            base = "\(last ? "startingAfter" : "endingBefore")(hasMore: \(hasMore), parameter: \(parameter))"
         case .none: base = "none"
         }
         return maxPages.map { "\(base).limited(to: \($0))" } ?? base
@@ -93,7 +116,7 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
             return Self.setting(items, in: first)
         case .offset(let parameter, let limit, let limitParameter):
             return Self.setting([(parameter, "0"), (limitParameter, String(limit))], in: first)
-        case .automatic, .nextLink, .cursor, .none:
+        case .automatic, .nextLink, .cursor, .objectCursor, .none:
             return first
         }
     }
@@ -107,10 +130,12 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL of the page after `url` (page number `page`, 1-based, holding `count` objects), or
-    /// nil at the end. `shapeNext` is the next link the response shape read (DRF's `next`).
+    /// nil at the end. `shapeNext` is the next link the response shape read (DRF's `next`);
+    /// `objects` are the page's first and last objects and `identity` where their identity is
+    /// read (for cursors of an object).
     func next(
         after url: URL, first: URL, page: Int, count: Int, body: JSON?, shapeNext: String?, headers: HTTPHeaders,
-        entity: String, what: String
+        entity: String, what: String, objects: [JSON] = [], identity: [[JSONKeyPath]] = []
     ) throws -> URL? {
         func string(at keyPath: JSONKeyPath) throws -> String? {
             guard let body, let value = body[keyPath] else { return nil }
@@ -149,6 +174,30 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
             // The offset after `page` full pages; a short page is the last.
             if count < limit { return nil }
             return Self.setting([(parameter, String(page * limit)), (limitParameter, String(limit))], in: first)
+        case .objectCursor(let hasMore, let parameter, let last):
+            guard count > 0, let body else { return nil }
+            switch body[hasMore] {
+            case .bool(true)?: break
+            case nil, .null?, .bool(false)?: return nil
+            case let other?:
+                throw ImportError(path: JSONPath(hasMore.components.map(JSONPath.Component.key)), entity: entity,
+                                  message: "\(what): expected true or false at '\(hasMore)', found \(other.typeName)")
+            }
+            guard let object = last ? objects.last : objects.first, identity.count == 1,
+                let value = identity[0].lazy.compactMap({ object[$0] }).first
+            else {
+                throw ImportError(path: .root, entity: entity,
+                                  message: "\(what): '\(hasMore)' says more pages follow, but the page's \(last ? "last" : "first") object has no single identity to send as '\(parameter)'")
+            }
+            let cursor: String
+            switch value {
+            case .string(let text): cursor = text
+            case .int(let number): cursor = String(number)
+            default:
+                throw ImportError(path: .root, entity: entity,
+                                  message: "\(what): the identity of the page's \(last ? "last" : "first") object is \(value.typeName), not a string or an integer to send as '\(parameter)'")
+            }
+            return Self.setting([(parameter, cursor)], in: first)
         }
     }
 
@@ -164,7 +213,7 @@ public struct Pagination: Sendable, Hashable, CustomStringConvertible {
             return name == parameter.lowercased() || name == sizeParameter?.lowercased()
         case .offset(let parameter, _, let limitParameter):
             return name == parameter.lowercased() || name == limitParameter.lowercased()
-        case .cursor(_, let parameter):
+        case .cursor(_, let parameter), .objectCursor(_, let parameter, _):
             return name == parameter.lowercased()
         case .automatic, .nextLink, .none:
             return false
