@@ -7,7 +7,7 @@
 #   bash Scripts/docs.sh --coverage-only  # skip DocC: symbol graphs and coverage only
 #
 # For each module (Tether, TetherSQLite, TetherURLSession, TetherTesting, TetherRails,
-# TetherEntityMapper, TetherKeyPaths, TetherRouteTable):
+# TetherEntityMapper, TetherKeyPaths, TetherRouteTable, TetherJSONAPI):
 #   1. builds the library targets in their own scratch path, `.build-docs` (never `.build`, so it
 #      neither invalidates nor waits for anybody's build), and extracts the module's symbol graphs
 #      with `swift-symbolgraph-extract` (public and open declarations, extensions of other
@@ -57,6 +57,7 @@ modules=(
     "TetherEntityMapper:Strategies/EntityMapper"
     "TetherKeyPaths:Strategies/KeyPaths"
     "TetherRouteTable:Strategies/RouteTable"
+    "TetherJSONAPI:Strategies/JSONAPI"
 )
 core=Tether
 scratch=.build-docs

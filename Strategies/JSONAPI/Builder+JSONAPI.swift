@@ -5,8 +5,8 @@ extension Client.Builder {
     /// (``KebabCaseNaming``, unless `naming` says otherwise), the ``JSONAPIFormat`` for every
     /// entity (`application/vnd.api+json` both ways, `included`, `links.next` pages,
     /// linkage, `errors[]`), and the related URL `/<type>/:id/<relationship>` of every
-    /// relationship with none registered (``Client/Builder/relationshipResource(_:for:of:)``),
-    /// which ``RelationshipResource`` lists and, through `/<type>/:id/relationships/<name>`,
+    /// relationship with none registered (`relationshipResource(_:for:of:)`),
+    /// which `RelationshipResource` lists and, through `/<type>/:id/relationships/<name>`,
     /// adds to, removes from and replaces.
     ///
     /// `types` names the JSON:API type (and resource path) of entities whose plural is not the

@@ -1,7 +1,7 @@
 public import Foundation
 public import Tether
 
-/// JSON:API (jsonapi.org, v1.0/1.1) as a ``DocumentFormat``: resource objects with `type`, `id`,
+/// JSON:API (jsonapi.org, v1.0/1.1) as a `DocumentFormat`: resource objects with `type`, `id`,
 /// `attributes` and `relationships`, `included` resources, `links.next` pages, `errors[]`, and
 /// `application/vnd.api+json` both ways.
 ///
@@ -12,14 +12,14 @@ public import Tether
 /// key path under `links` (`links.self`, to keep the object's URL), its `links`. A relationship with links but no `data`
 /// is not given: its stored targets stay. `included` resources are imported in the same
 /// transaction, before the primary data; `links.next` is the next page; `meta` is on the
-/// ``FetchResult``.
+/// `FetchResult`.
 ///
 /// Writing, a body is `{"data": {"type", "id", "attributes", "relationships"}}` with only the
 /// members the client sends (the changed ones of a `PATCH`), `id` on saves and on creates of
 /// objects that have one (client-generated ids); a relationship's add, remove and replace are
 /// `POST`, `DELETE` and `PATCH` of `/<type>/<id>/relationships/<name>` with a linkage body.
 ///
-/// Errors: each of `errors[]` is an ``ErrorBody/Entry``; one with `source.pointer`
+/// Errors: each of `errors[]` is an `ErrorBody.Entry`; one with `source.pointer`
 /// `/data/attributes/title` (or `/data/relationships/author`) gives its `detail` (else its
 /// `title`) as a message of the field `title` (`author`); the others make the message.
 ///

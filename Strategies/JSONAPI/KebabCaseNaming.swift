@@ -84,7 +84,7 @@ public struct KebabCaseNaming: NamingStrategy, Hashable {
         return word + "s"
     }
 
-    /// The singular of a plural made by ``plural(_:)`` (for foreign keys).
+    /// The singular of a plural made by `plural(_:)` (for foreign keys).
     static func singular(_ word: String) -> String {
         if let regular = irregular.first(where: { $0.value == word })?.key { return regular }
         if word.hasSuffix("ies") && word.count > 3 { return word.dropLast(3) + "y" }
