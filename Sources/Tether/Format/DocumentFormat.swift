@@ -107,7 +107,7 @@ public struct DocumentRequest: Sendable {
     public let mapping: Mapping
     /// What kind of request the document answers.
     public let operation: DocumentOperation
-    /// The response shape configured for the entity (``Client/Builder/responseShape(_:for:)``).
+    /// The response shape configured for the entity (``Client/Builder/responseShape(_:for:)-(_,String?)``).
     public let responseShape: ResponseShape
     /// The request, for messages: `page 2 of GET https://…/articles`.
     public let description: String
