@@ -83,6 +83,11 @@ let package = Package(
             path: "Examples/Tasks"
         ),
         .executableTarget(
+            name: "Blog",
+            dependencies: ["Tether", "TetherJSONAPI", "TetherURLSession"],
+            path: "Examples/Blog"
+        ),
+        .executableTarget(
             name: "Departments",
             dependencies: ["Tether", "TetherSQLite"],
             path: "Examples/Departments"
