@@ -4,7 +4,7 @@ import PackageDescription
 // Tether: a JSON REST API tied to a local object store.
 //
 // Layout
-//   Sources/Tether            the core: schema, objects, JSON, the five protocols, the import engine,
+//   Sources/Tether            the core: schema, objects, JSON, the six protocols, the import engine,
 //                             the in-memory store and the builder (Foundation only)
 //   Sources/TetherSQLite      the SQLite store (system libsqlite3 through CSQLite on Linux, SQLite3 on Apple)
 //   Sources/TetherURLSession  the URLSession transport

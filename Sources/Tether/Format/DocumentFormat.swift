@@ -1,6 +1,6 @@
 public import Foundation
 
-/// How a server's documents are written: where the objects are in a response and what comes
+/// Protocol 6 of 6: how a server's documents are written: where the objects are in a response and what comes
 /// with them (included objects of other entities, the next page, meta), how objects become a
 /// request body, which media types are sent and accepted, and how an error body becomes field
 /// errors. The sixth strategy beside naming, key mapping, identity, transport and store (Ember

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Protocol 3 of 5: which attributes identify an entity, and how an identity value is read
+/// Protocol 3 of 6: which attributes identify an entity, and how an identity value is read
 /// from JSON.
 ///
 /// The store keeps exactly one object per identity per entity; an import finds the existing

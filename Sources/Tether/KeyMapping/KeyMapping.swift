@@ -1,6 +1,6 @@
 import Foundation
 
-/// Protocol 2 of 5: per-entity overrides of where an attribute or relationship lives in JSON.
+/// Protocol 2 of 6: per-entity overrides of where an attribute or relationship lives in JSON.
 ///
 /// A key mapping answers for some properties and returns nil for the rest, which then fall back
 /// to the ``NamingStrategy``. A builder may hold several; the first that answers wins.

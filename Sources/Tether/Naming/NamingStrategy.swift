@@ -1,6 +1,6 @@
 import Foundation
 
-/// Protocol 1 of 5: how model names become JSON keys and resource paths, and back.
+/// Protocol 1 of 6: how model names become JSON keys and resource paths, and back.
 ///
 /// The import engine asks for the JSON key of every attribute and relationship once, when the
 /// client is built, never per object.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Protocol 5 of 5: where objects live.
+/// Protocol 5 of 6: where objects live.
 ///
 /// A store keeps objects by ``ObjectID``, exactly one per ``IdentityKey`` per entity, with their
 /// relationships, and runs every change inside a transaction: ``write(_:)`` commits everything the

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Protocol 4 of 5: an asynchronous HTTP exchange.
+/// Protocol 4 of 6: an asynchronous HTTP exchange.
 ///
 /// Tether builds requests from URL templates and the mapping, hands them to a transport, and
 /// maps the response. It never depends on one networking library.
