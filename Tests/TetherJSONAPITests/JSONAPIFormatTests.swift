@@ -246,6 +246,27 @@ enum Blog {
         #expect(try await client.count(Query("Tag")) == 0)
     }
 
+    /// Plain JSON has no request that replaces a relationship's targets: refused before anything
+    /// is sent; a format for an unknown entity is a configuration error.
+    @Test func plainJSONRefusesAReplaceAndFormatsAreChecked() async throws {
+        let stub = StubTransport()
+        let client = try Client.Builder(models: Blog.models).transport(stub).baseURL(Self.base)
+            .relationshipResource("/articles/:id/tags", for: "tags", of: "Article").build()
+        try await client.import(JSON.array([["id": 1, "title": "One"]]), as: "Article")
+        try await client.import(JSON.array([["id": 2, "name": "swift"]]), as: "Tag")
+        let article = try #require(try await client.object("Article", identity: .int(1)))
+        let tag = try #require(try await client.object("Tag", identity: .int(2)))
+        let error = try await #require(throws: RequestError.self) { try await client.relationship("tags", of: article.id).replace(with: [tag.id]) }
+        #expect(error.kind == .unsupported)
+        #expect(stub.requests().isEmpty)
+        #expect(try await client.related("tags", of: article.id).isEmpty)
+
+        let configuration = try #require(throws: ConfigurationError.self) {
+            try Client.Builder(models: Blog.models).documentFormat(.jsonAPI, for: "Nope").build()
+        }
+        #expect(configuration.entity == "Nope")
+    }
+
     @Test func kebabCaseNaming() {
         let naming = KebabCaseNaming()
         #expect(naming.jsonKey(for: "createdAt", in: "Article") == "created-at")
