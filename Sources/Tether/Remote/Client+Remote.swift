@@ -652,8 +652,27 @@ public struct RelationshipResource: Sendable {
     /// POSTs `target`'s JSON to the relationship URL (with the foreign key of a to-one inverse set
     /// to the source, `owner_id` for `User.repositories`), merges the answer into `target` (it gets
     /// its server identity if it had none) and links it to the source.
+    ///
+    /// A local-first client (``Client/Builder/writes(_:)``) links it locally at once and records
+    /// the add in its ``Client/outbox``; nothing is sent here.
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        if client.outboxOptions != nil {
+            let (relationship, source) = (relationship, source)
+            return try await client.writeLocalFirst { recorder in
+                try recorder.link(source, relationship, target, add: true)
+                guard let object = try recorder.writer.object(target) else {
+                    throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+                }
+                return object
+            }
+        }
+        return try await sendAdd(target, options: options)
+    }
+
+    /// ``add(_:options:)`` of a client that writes immediately, and the outbox's add: `headers`
+    /// go with the request (an idempotency key).
+    func sendAdd(_ target: ObjectID, options: ExportOptions, headers: HTTPHeaders = [:]) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         // The list's URL, without the parameters that page it (`?per_page=3`).
         let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
@@ -669,7 +688,8 @@ public struct RelationshipResource: Sendable {
             return try client.exportJSON(entity: object.entity, values: object.values, id: target, related: linked, options: options, reader: reader,
                                          omitting: client.remote.readOnly[target.entity] ?? [])
         }
-        let response = try await client.send(.post, url, body: body, entity: declared.destination)
+        let response = try await client.send(TransportRequest(method: .post, url: url, headers: headers, body: body.serialized()),
+                                             entity: declared.destination)
         let json = try Client.jsonBody(of: response)
         let importer = try Importer(client: client, options: client.importOptions.single)
         let (mapping, identity, relationship, source) = (client.mapping, client.identityStrategy, relationship, source)
@@ -699,8 +719,22 @@ public struct RelationshipResource: Sendable {
 
     /// DELETEs `<relationship URL>/<target identity>`. A 200, 202, 204, 404 or 410 answer unlinks
     /// `target` from the source locally (the object itself stays). Returns the HTTP status.
+    ///
+    /// A local-first client (``Client/Builder/writes(_:)``) unlinks it locally at once and
+    /// records the remove in its ``Client/outbox`` (an add of the same link that was never sent
+    /// and this remove cancel out); it returns 0: no request was made.
     @discardableResult
     public func remove(_ target: ObjectID) async throws -> Int {
+        if client.outboxOptions != nil {
+            let (relationship, source) = (relationship, source)
+            try await client.writeLocalFirst { recorder in try recorder.link(source, relationship, target, add: false) }
+            return 0
+        }
+        return try await sendRemove(target)
+    }
+
+    /// ``remove(_:)`` of a client that writes immediately, and the outbox's remove.
+    func sendRemove(_ target: ObjectID) async throws -> Int {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
             throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
