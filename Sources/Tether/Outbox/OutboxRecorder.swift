@@ -158,9 +158,15 @@ extension Client {
 
     /// The item URL of a stored object, read within a transaction.
     func itemURL(of object: Object, reader: any StoreReader) throws -> URL {
-        let template = try itemTemplate(for: object.entity)
-        let url = try TemplateEvaluator(client: self).url(template, for: TemplateSubject(object), baseURL: baseURL, reader: reader)
-        return writeURL(url, entity: object.entity)
+        try itemURL(of: TemplateSubject(object), reader: reader)
+    }
+
+    /// The item URL of an object of `subject.entity` with these values (and relationship
+    /// targets), read within a transaction: where a queued delete is sent, resolved when it is
+    /// sent (against the client's base URL then).
+    func itemURL(of subject: TemplateSubject, reader: any StoreReader) throws -> URL {
+        let template = try itemTemplate(for: subject.entity)
+        return writeURL(try TemplateEvaluator(client: self).url(template, for: subject, baseURL: baseURL, reader: reader), entity: subject.entity)
     }
 
     /// Runs a local-first write and its outbox entry in one transaction, then flushes when the

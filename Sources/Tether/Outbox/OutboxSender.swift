@@ -107,10 +107,7 @@ struct OutboxSender {
             case .update:
                 _ = try await client.save(id, condition: nil, options: ExportOptions(), acknowledging: acknowledgement(of: sending))
             case .delete:
-                guard let url = record.url else {
-                    throw RequestError(.noRoute, entity: id.entity, "the queued delete of \(id) has no URL")
-                }
-                _ = try await client.sendDelete(url, entity: id.entity)
+                _ = try await client.sendDelete(try await deleteURL(of: record), entity: id.entity)
                 try await remove(sending)
             case .add(let relationship, let target):
                 _ = try await RelationshipResource(client: client, relationship: relationship, source: id)
@@ -125,6 +122,20 @@ struct OutboxSender {
         } catch {
             return try await failed(sending, error)
         }
+    }
+
+    /// Where a queued delete goes: the item URL of the values the object had, resolved now
+    /// (against the client's base URL), else the URL resolved when it was deleted.
+    private func deleteURL(of record: OutboxStorage.Record) async throws -> URL {
+        let (client, id) = (client, record.entry.object)
+        if let kept = record.local {
+            let subject = TemplateSubject(entity: id.entity, values: kept.values, related: kept.related)
+            if let url = try? await client.store.read({ try client.itemURL(of: subject, reader: $0) }) { return url }
+        }
+        guard let url = record.url else {
+            throw RequestError(.noRoute, entity: id.entity, "the queued delete of \(id) has no URL")
+        }
+        return url
     }
 
     /// Removes an entry the server acknowledged (unless it was replaced meanwhile).
@@ -313,8 +324,8 @@ struct OutboxSender {
             let marked = sending
             try await client.store.write { try OutboxStorage.Writer(writer: $0).put(marked) }
             do {
-                if record.entry.operation == .delete, let url = record.url {
-                    _ = try await client.sendDelete(url, entity: id.entity)
+                if record.entry.operation == .delete {
+                    _ = try await client.sendDelete(try await deleteURL(of: record), entity: id.entity)
                     try await remove(sending)
                 } else {
                     _ = try await client.save(id, condition: .some(conflict.serverETag), options: ExportOptions(),
