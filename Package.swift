@@ -85,6 +85,11 @@ let package = Package(
             path: "Examples/Departments"
         ),
         .executableTarget(
+            name: "Offline",
+            dependencies: ["Tether", "TetherSQLite", "TetherURLSession"],
+            path: "Examples/Offline"
+        ),
+        .executableTarget(
             name: "Routes",
             dependencies: ["Tether", "TetherRouteTable", "TetherURLSession"],
             path: "Examples/Routes"
