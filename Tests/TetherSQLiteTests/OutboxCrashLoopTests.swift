@@ -135,7 +135,7 @@ import TetherURLSession
         let portFile = root.appendingPathComponent("port")
         let logFile = root.appendingPathComponent("requests.log")
         let journal = root.appendingPathComponent("journal")
-        FileManager.default.createFile(atPath: journal.path, contents: Data())
+        _ = FileManager.default.createFile(atPath: journal.path, contents: Data())
         let server = try ChildProcess("/usr/bin/env", ["python3", scriptURL.path, portFile.path, logFile.path])
         defer { server.kill() }
         var port: Int?
@@ -168,8 +168,8 @@ import TetherURLSession
         #expect(report.isComplete, "\(report)")
         var local: [String: Int64] = [:]
         for item in try await client.fetch(Query("Item")) { local[item["title", as: String.self] ?? ""] = item["n", as: Int64.self] }
-        let (data, _) = try await URLSession.shared.data(from: base.appendingPathComponent("items"))
-        let remote = try JSON(parsing: data).arrayValue ?? []
+        let listed = try await client.send(.get, base.appendingPathComponent("items"))
+        let remote = try JSON(parsing: listed.body).arrayValue ?? []
         var onServer: [String: Int64] = [:]
         for item in remote {
             let title = item["title"]?.stringValue ?? ""
@@ -177,12 +177,29 @@ import TetherURLSession
             onServer[title] = item["n"]?.int64Value
         }
         #expect(onServer == local)
-        print("outbox crash loop: \(killed) of \(Self.kills) runs killed, \(local.count) objects, \(checkedEntries) outbox entries checked")
+        // How often a kill landed between a request and its acknowledgement (a create sent again
+        // under its key), and how many requests the server saw.
+        var posts: [String: Int] = [:]
+        var requests = 0
+        for line in ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n") {
+            requests += 1
+            let request = try JSON(parsing: Data(line.utf8))
+            if request["method"] == "POST", let key = request["key"]?.stringValue { posts[key, default: 0] += 1 }
+        }
+        let resent = posts.values.filter { $0 > 1 }.count
+        print("outbox crash loop: \(killed) of \(Self.kills) runs killed, \(local.count) objects, \(checkedEntries) outbox entries checked, "
+            + "\(requests) requests, \(resent) creates sent again under their key after a kill")
         store.close()
     }
 
     static func client(_ store: SQLiteStore, _ base: URL) throws -> Client {
-        try Client.Builder(schema: OutboxCrashMode.schema)
+        try Client.Builder(schema: Schema {
+            Entity("Item") {  // as SQLiteCrashHelper's OutboxCrashMode declares it
+                Attribute("id", .int64)
+                Attribute("title", .string)
+                Attribute("n", .int64)
+            }
+        })
             .store(store).transport(URLSessionTransport(timeout: 5)).baseURL(base)
             .resource("/items", for: "Item").retries(.none).writes(.localFirst())
             .build()
