@@ -93,6 +93,11 @@ let package = Package(
             path: "Examples/Departments"
         ),
         .executableTarget(
+            name: "Offline",
+            dependencies: ["Tether", "TetherSQLite", "TetherURLSession"],
+            path: "Examples/Offline"
+        ),
+        .executableTarget(
             name: "Routes",
             dependencies: ["Tether", "TetherRouteTable", "TetherURLSession"],
             path: "Examples/Routes"
@@ -102,9 +107,9 @@ let package = Package(
         // Helpers the test targets share (child processes, a seeded generator); not a product.
         .target(name: "TetherTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting", "TetherTestSupport"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "TetherTestSupport", "SQLiteCrashHelper"]),
+        .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "TetherTestSupport", "TetherURLSession", "SQLiteCrashHelper"]),
         // The child process the SQLite durability tests kill (not a product).
-        .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite"], path: "Tests/SQLiteCrashHelper"),
+        .executableTarget(name: "SQLiteCrashHelper", dependencies: ["Tether", "TetherSQLite", "TetherURLSession"], path: "Tests/SQLiteCrashHelper"),
         .testTarget(name: "TetherURLSessionTests", dependencies: ["TetherURLSession", "TetherTesting", "TetherRails", "TetherTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TetherTestingTests", dependencies: ["TetherTesting"]),
         .testTarget(name: "TetherRailsTests", dependencies: ["TetherRails", "TetherTesting", "TetherSQLite"], resources: [.copy("Fixtures")]),

@@ -63,6 +63,7 @@ let schema = try Schema {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count > 1, arguments[1] == "outbox" { try await OutboxCrashMode.run(Array(arguments.dropFirst(2))) }
 let modes: Set<String> = ["checkpoint", "close", "import"]
 let mode = arguments.count == 6 && modes.contains(arguments[1]) ? arguments[1] : "transaction"
 let rest = Array(arguments.dropFirst(mode == "transaction" ? 1 : 2))

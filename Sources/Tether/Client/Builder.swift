@@ -51,6 +51,9 @@ extension Client {
         public var extensions: [any ClientExtension] = []
         /// Request hooks, resource URLs and paging (see Remote/RemoteConfiguration.swift).
         public var remote = RemoteConfiguration()
+        /// Whether writes send at once or go through the outbox (``writes(_:)``;
+        /// ``WriteMode/immediate`` by default).
+        public var writeMode: WriteMode = .immediate
         /// The layouts of the model types probed by ``init(models:entities:)``.
         var modelLayouts = ModelLayoutCache()
         /// The handlers added with ``onEvent(_:)``.
@@ -183,8 +186,8 @@ extension Client {
             let mapping = try resolveMapping(resolved)
             try remote.validate(schema: resolved, mapping: mapping, naming: naming)
             do {
-                // Tether's own entity of pending references goes into the store beside the model's.
-                try store.prepare(for: resolved.addingPendingReferences())
+                // Tether's own entities (pending references, the outbox) go into the store beside the model's.
+                try store.prepare(for: resolved.addingTetherEntities())
             } catch let error as SchemaError {
                 throw ConfigurationError(.invalidIdentity, entity: error.entity, member: error.member, error.message)
             } catch let error as StoreError {

@@ -46,6 +46,8 @@ public final class Client: Sendable {
     public let extensions: [any ClientExtension]
     /// Request hooks, resource URLs and paging.
     public let remote: RemoteConfiguration
+    /// Whether writes send at once or go through the ``outbox`` (``Builder/writes(_:)``).
+    public let writeMode: WriteMode
 
     /// The mapping prepared for the import engine, once per client.
     let importPlans: ImportPlans
@@ -61,6 +63,8 @@ public final class Client: Sendable {
     let modelReads = ModelReads()
     /// Where ``ClientEvent``s go.
     let events: EventHandlers
+    /// One flush of the outbox at a time.
+    let flushGate = FlushGate()
 
     init(builder: Builder, schema: Schema, mapping: Mapping) {
         self.schema = schema
@@ -77,6 +81,7 @@ public final class Client: Sendable {
         self.importOptions = builder.importOptions
         self.extensions = builder.extensions
         self.remote = builder.remote
+        self.writeMode = builder.writeMode
         self.listValidators = ListValidators(limit: builder.remote.listValidatorLimit)
         self.modelLayouts = builder.modelLayouts.copy()
         self.events = builder.eventHandlers

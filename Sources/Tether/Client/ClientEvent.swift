@@ -28,9 +28,13 @@ public enum ClientEvent: Sendable, CustomStringConvertible {
     /// A request ended without a usable answer (no answer, or a status of 400 or more, after its
     /// retries), or an import failed and wrote nothing.
     case failure(FailureEvent)
+    /// A local-first client's outbox acknowledged, deferred, failed or held an entry as a
+    /// conflict (``Outbox/flush()``).
+    case outbox(OutboxEvent)
 
     public var description: String {
         switch self {
+        case .outbox(let event): event.description
         case .request(let event): event.description
         case .retry(let event): event.description
         case .imported(let event): event.description
@@ -222,4 +226,32 @@ struct EventHandlers: Sendable {
         let event = event()
         for handler in handlers { handler(event) }
     }
+}
+
+/// What a flush did with one outbox entry (see ``ClientEvent/outbox(_:)``).
+public struct OutboxEvent: Sendable, CustomStringConvertible {
+    /// What happened to the entry.
+    public enum Kind: String, Sendable, Hashable {
+        /// The server acknowledged it; it left the outbox.
+        case acknowledged
+        /// The server could not be reached (or answered 408, 429 or 5xx): it stays queued.
+        case deferred
+        /// The server refused it: it is kept as failed, with its error.
+        case failed
+        /// The server answered 409 or 412: it is kept as a conflict.
+        case conflict
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The entry, as it stands after the event (its error is Tether's redacted description).
+    public var entry: OutboxEntry
+
+    /// An event of `kind` for `entry`.
+    public init(_ kind: Kind, _ entry: OutboxEntry) {
+        self.kind = kind
+        self.entry = entry
+    }
+
+    public var description: String { "outbox \(kind.rawValue): \(entry)" }
 }

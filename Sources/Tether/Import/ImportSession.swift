@@ -703,7 +703,8 @@ final class ImportSession {
     /// After the last batch: deletes the orphans of ``ImportOptions/deleteRelationships`` and, for
     /// ``ImportOptions/deleteMissing``, the objects of each entity of `entities` (the imported
     /// ones) in scope that the payload did not hold.
-    func finish(deletingMissingOf entities: [String]) throws {
+    /// `sparing`: objects never deleted (created offline, not yet sent: ``OutboxRebase``).
+    func finish(deletingMissingOf entities: [String], sparing spared: Set<ObjectID> = []) throws {
         try Task.checkCancellation()
         var candidates: [ObjectID] = []
         if !orphans.isEmpty {
@@ -729,6 +730,7 @@ final class ImportSession {
                 candidates.append(contentsOf: inScope.filter { !isHeld($0) })
             }
         }
+        if !spared.isEmpty { candidates.removeAll { spared.contains($0) } }
         guard !candidates.isEmpty else { return }
         deleted.append(contentsOf: try DeleteRules.delete(candidates, schema: importer.schema, in: writer))
     }

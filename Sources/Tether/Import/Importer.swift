@@ -38,6 +38,9 @@ struct Importer: Sendable {
     private let carried: RememberedObjects?
     /// What this import leaves remembered, until its transaction has committed.
     private let left = RememberedSlot()
+    /// The client, when it writes local-first: its queued changes are kept over what the import
+    /// brings (``OutboxRebase``).
+    let localFirst: Client?
 
     /// An import of `client`'s mapping with `options`. With `remembering`, the import takes the
     /// objects the client's last import remembered, if its transaction begins from the state that
@@ -55,6 +58,7 @@ struct Importer: Sendable {
         self.options = options
         iso8601Dates = dateDecoding.formats.first?.isISO8601 == true
         (plans, planIndex, insertOrder) = (client.importPlans.plans, client.importPlans.index, client.importPlans.insertOrder)
+        localFirst = client.outboxOptions != nil ? client : nil
     }
 
     func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
@@ -94,11 +98,20 @@ struct Importer: Sendable {
     /// Finishes the import (deleting what its options delete) and leaves what it remembered for
     /// the next import, unless it deleted anything.
     func finish<V: ImportValue>(_ session: ImportSession, _ mapper: BatchMapper<V>, deletingMissingOf entities: [String], in writer: any StoreWriter) throws -> ImportResult {
-        try session.finish(deletingMissingOf: entities)
-        if memory != nil, let version = writer.version, !session.deletedAny {
+        let rebase = try OutboxRebase(client: localFirst, reader: writer)
+        try session.finish(deletingMissingOf: entities, sparing: rebase?.spared ?? [])
+        let rebased = try rebase?.apply(in: writer)
+        if memory != nil, let version = writer.version, !session.deletedAny, rebased?.changed != true {
             left.set(RememberedObjects(version: version.next, coercion: options.coercion, texts: mapper.earlierTexts, rows: session.rememberedRows))
         }
-        return session.result()
+        guard let gone = rebased?.deleted, !gone.isEmpty else { return session.result() }
+        // Deleted locally and queued: not part of what the import gives.
+        var result = session.result()
+        result.objects = ObjectIDList(result.objects.filter { !gone.contains($0) })
+        result.inserted = ObjectIDList(result.inserted.filter { !gone.contains($0) })
+        result.updated = ObjectIDList(result.updated.filter { !gone.contains($0) })
+        result.unchanged = ObjectIDList(result.unchanged.filter { !gone.contains($0) })
+        return result
     }
 
     /// Keeps what this import remembered in the client, once its transaction has committed.

@@ -213,13 +213,3 @@ enum PendingReferences {
         }
     }
 }
-
-extension Schema {
-    /// The schema a client prepares its store with: its own entities and the pending references'.
-    func addingPendingReferences() throws(SchemaError) -> Schema {
-        for name in PendingReferences.entityNames where self[name] != nil {
-            throw SchemaError(.duplicateName, entity: name, member: nil, "'\(name)' is the name of one of Tether's own entities of pending references")
-        }
-        return try Schema(entities + PendingReferences.entities)
-    }
-}

@@ -49,15 +49,37 @@ extension Client {
     /// (a GET on the same scheme, host and port, merged into it); without a `Location`, or when
     /// it cannot be read, the object is kept marked as not confirmed by the server and the call
     /// throws ``UnconfirmedCreateError``.
+    ///
+    /// A local-first client (``Builder/writes(_:)``) sends nothing here: it records the create
+    /// in its ``outbox`` and returns the stored object.
     @discardableResult
     public func create(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        if outboxOptions != nil {
+            return try await writeLocalFirst { recorder in
+                try recorder.created(id)
+                guard let object = try recorder.writer.object(id) else {
+                    throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+                }
+                return object
+            }
+        }
+        return try await sendCreate(id, options: options)
+    }
+
+    /// POSTs `id` and merges the answer into it (``create(_:options:)`` of a client that writes
+    /// immediately, and the outbox's create). `headers` go with the request (an idempotency
+    /// key); `acknowledging` runs in the transaction that merges the answer.
+    func sendCreate(
+        _ id: ObjectID, options: ExportOptions, headers: HTTPHeaders = [:], acknowledging: OutboxAcknowledgement? = nil
+    ) async throws -> Object {
         let (url, body) = try await collectionRequest(for: id, options: options)
-        let response = try await send(.post, url, body: body, entity: id.entity)
+        let request = TransportRequest(method: .post, url: url, headers: headers, body: body.serialized())
+        let response = try await send(request, entity: id.entity)
         guard let answer = try Self.jsonBody(of: response) else {
-            return try await confirmCreated(id, by: response, posted: url)
+            return try await confirmCreated(id, by: response, posted: url, acknowledging: acknowledging)
         }
         let (json, included) = try oneObject(in: answer, of: id.entity, .create, what: "the answer to POST \(RemoteURL.redacted(url).absoluteString)")
-        return try await confirm(id, by: response, json: json, sent: nil, included: included)
+        return try await confirm(id, by: response, json: json, sent: nil, included: included, acknowledging: acknowledging)
     }
 
     /// Whether the server accepted a create of `id` without saying what it made (no body, no
@@ -70,7 +92,9 @@ extension Client {
     /// A create of `id` answered without a body: an object with its identity is the server's as
     /// it was sent; one without is read from the answer's `Location`, or else kept marked as
     /// not confirmed (``UnconfirmedCreateError``), never as an ordinary object.
-    private func confirmCreated(_ id: ObjectID, by response: TransportResponse, posted url: URL) async throws -> Object {
+    private func confirmCreated(
+        _ id: ObjectID, by response: TransportResponse, posted url: URL, acknowledging: OutboxAcknowledgement? = nil
+    ) async throws -> Object {
         let identity = mapping[id.entity]?.identity.map(\.name) ?? []
         let hasIdentity = try await store.read { reader in
             guard let object = try reader.object(id) else {
@@ -78,7 +102,7 @@ extension Client {
             }
             return identity.allSatisfy { object.values[$0] != nil }
         }
-        if hasIdentity { return try await confirm(id, by: response, json: nil, sent: nil) }
+        if hasIdentity { return try await confirm(id, by: response, json: nil, sent: nil, acknowledging: acknowledging) }
         var reason = "answered with neither the object nor a Location header"
         if let location = response.headers["Location"] {
             if let target = URL(string: location, relativeTo: url)?.absoluteURL, isTrustedLink(target, from: url) {
@@ -87,7 +111,7 @@ extension Client {
                     let answer = try await send(.get, target, entity: id.entity)
                     if let body = try Self.jsonBody(of: answer) {
                         let (json, included) = try oneObject(in: body, of: id.entity, .item, what: what)
-                        return try await confirm(id, by: answer, json: json, sent: nil, included: included)
+                        return try await confirm(id, by: answer, json: json, sent: nil, included: included, acknowledging: acknowledging)
                     }
                     reason = "\(what) answered \(answer.status) without a body"
                 } catch {
@@ -114,11 +138,22 @@ extension Client {
     /// without a body (`204 No Content`) stores the object as sent, and, when the values hold no
     /// identity, reads it from the answer's `Location` or else keeps it marked as not confirmed
     /// (see ``create(_:options:)``: ``UnconfirmedCreateError``).
+    ///
+    /// A local-first client (``Builder/writes(_:)``) stores the object at once and records its
+    /// create in the ``outbox``; nothing is sent here.
     @discardableResult
     public func create(
         _ entity: String, values: [String: Value], related: [String: [ObjectID]] = [:], options: ExportOptions = ExportOptions()
     ) async throws -> Object {
         try checkEntity(entity)
+        if outboxOptions != nil {
+            return try await writeLocalFirst { recorder in
+                let object = try recorder.writer.insert(entity, values: values)
+                for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try recorder.writer.setRelated(name, of: object.id, to: targets) }
+                try recorder.created(object.id)
+                return try recorder.writer.object(object.id) ?? object
+            }
+        }
         let template = try resource(for: entity).collection
         let evaluator = TemplateEvaluator(client: self)
         let baseURL = self.baseURL
@@ -170,9 +205,22 @@ extension Client {
     ///
     /// When the server gave the object an `ETag`, the request carries `If-Match`; a `412` is a
     /// ``ConflictError`` holding the server's copy and the local changes, and writes nothing.
+    ///
+    /// A local-first client (``Builder/writes(_:)``) sends nothing here: it records the save in
+    /// its ``outbox`` (where it coalesces with the object's queued create or update) and returns
+    /// the stored object.
     @discardableResult
     public func save(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
-        try await save(id, condition: nil, options: options)
+        if outboxOptions != nil {
+            return try await writeLocalFirst { recorder in
+                try recorder.updated(id)
+                guard let object = try recorder.writer.object(id) else {
+                    throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
+                }
+                return object
+            }
+        }
+        return try await save(id, condition: nil, options: options)
     }
 
     /// Saves the object over the server's version named by `conflict` (a ``ConflictError`` of an
@@ -184,7 +232,9 @@ extension Client {
     }
 
     /// `condition`: nil for the record's ETag; otherwise the `If-Match` to send (nil: none).
-    private func save(_ id: ObjectID, condition: String??, options: ExportOptions) async throws -> Object {
+    /// `acknowledging` runs in the transaction that records the answer (or, when there is
+    /// nothing to send, in one of its own).
+    func save(_ id: ObjectID, condition: String??, options: ExportOptions, acknowledging: OutboxAcknowledgement? = nil) async throws -> Object {
         let url = try await itemURL(of: id)
         let method = remote.saveMethods[id.entity] ?? remote.saveMethod
         let content: ExportOptions.Content = options.content == .automatic ? (method == .patch ? .changes : .everything) : options.content
@@ -223,7 +273,13 @@ extension Client {
                                      members: written, onlyChanges: content != .everything)
             return (body, sent, record, object)
         }
-        if content != .everything && sent.isEmpty { return object }
+        if content != .everything && sent.isEmpty {
+            guard let acknowledging else { return object }
+            return try await store.write { writer in
+                try acknowledging(writer)
+                return try writer.object(id) ?? object
+            }
+        }
 
         var request = TransportRequest(method: method, url: url, body: body.serialized())
         switch condition {
@@ -244,11 +300,11 @@ extension Client {
         }
         let answer = try Self.jsonBody(of: response)
             .map { try oneObject(in: $0, of: id.entity, .save, what: "the answer to \(method) \(RemoteURL.redacted(url).absoluteString)") }
-        return try await confirm(id, by: response, json: answer?.0, sent: sent, included: answer?.1 ?? [])
+        return try await confirm(id, by: response, json: answer?.0, sent: sent, included: answer?.1 ?? [], acknowledging: acknowledging)
     }
 
-    /// The conflict of a save refused with 412, with the server's current copy.
-    private func conflict(_ id: ObjectID, request: TransportRequest, refused body: JSON) async -> ConflictError {
+    /// The conflict of a save refused with 412 (or 409), with the server's current copy.
+    func conflict(_ id: ObjectID, request: TransportRequest, refused body: JSON, status: Int = 412) async -> ConflictError {
         var server: JSON?
         var etag: String?
         var failure: String?
@@ -261,22 +317,24 @@ extension Client {
         } catch {
             failure = "\(error)"
         }
-        return ConflictError(id: id, method: request.method, url: request.url, status: 412, local: body, server: server,
+        return ConflictError(id: id, method: request.method, url: request.url, status: status, local: body, server: server,
                              serverETag: etag, serverError: failure)
     }
 
     /// DELETEs the object at its item URL. A 200, 202, 204, 404 or 410 answer deletes the local
     /// object too (and its remote record), applying the schema's delete rules; any other error
     /// leaves it. Returns the HTTP status.
+    ///
+    /// A local-first client (``Builder/writes(_:)``) deletes the object locally at once and
+    /// records the delete in its ``outbox`` (nothing at all is sent for an object whose create
+    /// was never sent); it returns 0: no request was made.
     @discardableResult
     public func delete(_ id: ObjectID) async throws -> Int {
-        let url = try await itemURL(of: id)
-        let status: Int
-        do {
-            status = try await send(.delete, url, entity: id.entity).status
-        } catch let error as HTTPError where error.isNotFound {
-            status = error.status
+        if outboxOptions != nil {
+            try await writeLocalFirst { recorder in try recorder.delete(id) }
+            return 0
         }
+        let status = try await sendDelete(try await itemURL(of: id), entity: id.entity)
         let schema = self.schema
         try await store.write { writer in
             if try writer.object(id) != nil { try DeleteRules.delete(id, schema: schema, in: writer) }
@@ -294,6 +352,15 @@ extension Client {
     /// ```
     public func relationship(_ name: String, of id: ObjectID) -> RelationshipResource {
         RelationshipResource(client: self, relationship: name, source: id)
+    }
+
+    /// DELETEs `url`; a 404 or 410 answer counts as done. Returns the status.
+    func sendDelete(_ url: URL, entity: String) async throws -> Int {
+        do {
+            return try await send(.delete, url, entity: entity).status
+        } catch let error as HTTPError where error.isNotFound {
+            return error.status
+        }
     }
 
     // MARK: Local changes
@@ -345,6 +412,7 @@ extension Client {
         try writer.update(id, setting: values, clearing: cleared)
         for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
         if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
+        try OutboxRecorder(client: self, writer: writer)?.changedLocally(id, properties: changed)
         guard let object = try writer.object(id) else {
             throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
         }
@@ -358,7 +426,13 @@ extension Client {
     /// server's copy replaced the local one), no pending change unless it changed again locally
     /// while the request was out. What the answer includes beside it is imported first, in the
     /// same transaction.
-    func confirm(_ id: ObjectID, by response: TransportResponse, json: JSON?, sent: [String: JSON]?, included: [IncludedObjects] = []) async throws -> Object {
+    ///
+    /// `acknowledging` (the outbox's) runs in the same transaction, after the record is updated
+    /// and before the answer is merged.
+    func confirm(
+        _ id: ObjectID, by response: TransportResponse, json: JSON?, sent: [String: JSON]?, included: [IncludedObjects] = [],
+        acknowledging: OutboxAcknowledgement? = nil
+    ) async throws -> Object {
         let importer = try Importer(client: self, options: importOptions.single)
         let (mapping, identity) = (mapping, identityStrategy)
         return try await store.write { [self] writer in
@@ -381,7 +455,8 @@ extension Client {
                 }
                 try RemoteRecord.write(record, replacing: old, of: id, in: writer)
             }
-            guard let json else { return object }
+            try acknowledging?(writer)
+            guard let json else { return try writer.object(id) ?? object }
             _ = try Self.importIncluded(included, importer: importer, in: writer)
             return try Self.merge(json, into: id, mapping: mapping, identity: identity, importer: importer, writer: writer)
         }

@@ -673,8 +673,27 @@ public struct RelationshipResource: Sendable {
     /// inverse set to the source, `owner_id` for `User.repositories`) and merges the answer into
     /// `target` (it gets its server identity if it had none); JSON:API POSTs a linkage
     /// (`{"data": [{"type": "tags", "id": "8"}]}`) to the relationship's own URL.
+    ///
+    /// A local-first client (``Client/Builder/writes(_:)``) links it locally at once and records
+    /// the add in its ``Client/outbox``; nothing is sent here.
     @discardableResult
     public func add(_ target: ObjectID, options: ExportOptions = ExportOptions()) async throws -> Object {
+        if client.outboxOptions != nil {
+            let (relationship, source) = (relationship, source)
+            return try await client.writeLocalFirst { recorder in
+                try recorder.link(source, relationship, target, add: true)
+                guard let object = try recorder.writer.object(target) else {
+                    throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
+                }
+                return object
+            }
+        }
+        return try await sendAdd(target, options: options)
+    }
+
+    /// ``add(_:options:)`` of a client that writes immediately, and the outbox's add: `headers`
+    /// go with the request (an idempotency key).
+    func sendAdd(_ target: ObjectID, options: ExportOptions, headers: HTTPHeaders = [:]) async throws -> Object {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         // The list's URL, without the parameters that page it (`?per_page=3`).
         let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
@@ -694,8 +713,9 @@ public struct RelationshipResource: Sendable {
                                          omitting: client.remote.readOnly[target.entity] ?? [], operation: .add,
                                          relationship: mapped, targets: identity.map { [$0] } ?? [])
         }
-        let response = try await client.send(TransportRequest(method: request.method, url: request.url, body: request.hasBody ? body.serialized() : nil),
-                                              entity: declared.destination)
+        let response = try await client.send(
+            TransportRequest(method: request.method, url: request.url, headers: headers, body: request.hasBody ? body.serialized() : nil),
+            entity: declared.destination)
         let json = request.answerIsTarget ? try Client.jsonBody(of: response) : nil
         let importer = try Importer(client: client, options: client.importOptions.single)
         let (mapping, identity, relationship, source) = (client.mapping, client.identityStrategy, relationship, source)
@@ -729,8 +749,22 @@ public struct RelationshipResource: Sendable {
     /// URL>/<target identity>`; JSON:API: `DELETE` of the relationship with a linkage body). A
     /// 200, 202, 204, 404 or 410 answer unlinks `target` from the source locally (the object
     /// itself stays). Returns the HTTP status.
+    ///
+    /// A local-first client (``Client/Builder/writes(_:)``) unlinks it locally at once and
+    /// records the remove in its ``Client/outbox`` (an add of the same link that was never sent
+    /// and this remove cancel out); it returns 0: no request was made.
     @discardableResult
     public func remove(_ target: ObjectID) async throws -> Int {
+        if client.outboxOptions != nil {
+            let (relationship, source) = (relationship, source)
+            try await client.writeLocalFirst { recorder in try recorder.link(source, relationship, target, add: false) }
+            return 0
+        }
+        return try await sendRemove(target)
+    }
+
+    /// ``remove(_:)`` of a client that writes immediately, and the outbox's remove.
+    func sendRemove(_ target: ObjectID) async throws -> Int {
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
             throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
@@ -758,8 +792,21 @@ public struct RelationshipResource: Sendable {
     /// Replaces the relationship's targets on the server with exactly `targets` (JSON:API:
     /// `PATCH` of the relationship with a linkage body; plain JSON has no such request: a
     /// ``RequestError``), then locally. Returns the HTTP status.
+    ///
+    /// A local-first client (``Client/Builder/writes(_:)``) relinks locally at once and records
+    /// a remove of each target no longer linked and an add of each new one in its
+    /// ``Client/outbox``; it returns 0: no request was made.
     @discardableResult
     public func replace(with targets: [ObjectID]) async throws -> Int {
+        if client.outboxOptions != nil {
+            let (relationship, source) = (relationship, source)
+            try await client.writeLocalFirst { recorder in
+                let current = try recorder.writer.related(relationship, of: source)
+                for target in current where !targets.contains(target) { try recorder.link(source, relationship, target, add: false) }
+                for target in targets where !current.contains(target) { try recorder.link(source, relationship, target, add: true) }
+            }
+            return 0
+        }
         let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
         let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         let request = try client.documentFormat(for: declared.destination).relationshipRequest(.replace, relationshipURL: base, target: nil)
