@@ -314,4 +314,49 @@ import TetherTesting
         #expect(try await client.outbox.entries().isEmpty)
         #expect(try await client.related("repositories", of: user.id).isEmpty)
     }
+
+    /// A replace of a local-first client relinks at once and queues a remove of each dropped
+    /// target and an add of each new one (a dropped target added unsent cancels out); the flush
+    /// sends them one by one, as plain JSON has no request replacing a relationship's targets.
+    @Test(arguments: ["memory", "sqlite"])
+    func aReplaceIsQueuedAsRemovesAndAdds(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let server = OfflineServer()
+        let schema = try Schema {
+            Entity("User") {
+                Attribute("id", .int64)
+                Attribute("login", .string)
+                Relationship.toMany("repositories", "Repo")
+            }
+            Entity("Repo") {
+                Attribute("id", .int64)
+                Attribute("name", .string)
+            }
+        }
+        let client = try Client.Builder(schema: schema)
+            .store(try Self.store(kind, folder)).transport(server).baseURL(Self.base)
+            .resource("/users", for: "User").resource("/repos", for: "Repo")
+            .relationshipResource("/users/:id/repos", for: "repositories", of: "User")
+            .writes(.localFirst())
+            .build()
+        let user = try await client.insertLocally("User", values: ["id": .int(1), "login": .string("ann")])
+        let repos = try await (2...4).asyncMap { try await client.insertLocally("Repo", values: ["id": .int(Int64($0)), "name": .string("r\($0)")]) }
+        let resource = client.relationship("repositories", of: user.id)
+        try await resource.add(repos[0].id)
+        try await resource.add(repos[1].id)
+        #expect(try await resource.replace(with: [repos[1].id, repos[2].id]) == 0)
+        #expect(Set(try await client.related("repositories", of: user.id).map(\.id)) == [repos[1].id, repos[2].id])
+        let operations = try await client.outbox.entries().map(\.operation)
+        #expect(operations == [.add(relationship: "repositories", target: repos[1].id), .add(relationship: "repositories", target: repos[2].id)])
+        #expect(server.requests.isEmpty, "nothing sent before a flush")
+    }
+}
+
+extension ClosedRange where Bound == Int {
+    /// Each element mapped by an asynchronous transform, in order.
+    func asyncMap<T>(_ transform: (Int) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
 }
