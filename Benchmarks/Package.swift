@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Tether", package: tetherPackage),
                 .product(name: "TetherSQLite", package: tetherPackage),
+                .product(name: "TetherJSONAPI", package: tetherPackage),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .target(name: "BenchSQLite3", condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
             ],

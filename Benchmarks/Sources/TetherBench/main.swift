@@ -18,7 +18,7 @@ let usage = """
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
       --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
-                     refresh, typed, timeline (default: all), or single
+                     refresh, typed, timeline, formats (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
@@ -200,6 +200,22 @@ struct Suite {
         self.rows.append(contentsOf: rows)
     }
 
+    /// The document-format rows: JSON:API over plain JSON, same pass, same run.
+    func printDocumentFormats() {
+        let formats = rows.filter { $0.group == Kind.documentFormats.group && $0.failure == nil }
+        guard !formats.isEmpty else { return }
+        print("\nJSON:API over plain JSON (fetchObjects of the same repositories and owners; one process, passes alternating; target ≤ 1.30×):")
+        for size in Set(formats.map(\.size)).sorted() {
+            for pass in ["insert", "unchanged"] {
+                guard let plain = formats.first(where: { $0.size == size && $0.pass == "plain \(pass)" }),
+                    let jsonAPI = formats.first(where: { $0.size == size && $0.pass == "JSON:API \(pass)" }) else { continue }
+                print("  N=\(Format.pad(Format.count(size), 5, left: true)) \(Format.pad(pass, 10, left: true)) "
+                    + "plain \(Format.milliseconds(plain.seconds)) ms, JSON:API \(Format.milliseconds(jsonAPI.seconds)) ms: "
+                    + String(format: "%.2f×", jsonAPI.seconds / plain.seconds))
+            }
+        }
+    }
+
     /// The typed-fetch rows: time per row, and Tether typed over GRDB for each depth, per round
     /// (the passes of a round ran next to each other) and over the best runs.
     func printTypedFetch() {
@@ -272,6 +288,7 @@ struct Suite {
             print("* the kernel would not reset the peak-RSS counter: this peak includes the pass's setup")
         }
         printTypedFetch()
+        printDocumentFormats()
         let speedups = rows.filter { $0.group.hasPrefix("Tether") && $0.failure == nil }.compactMap { row in
             speedup(of: row).map { (row, $0) }
         }
