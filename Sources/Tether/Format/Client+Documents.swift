@@ -38,6 +38,12 @@ extension Client {
         try oneObject(in: body, of: entity, .item, what: what).0
     }
 
+    /// The payloads of a document's included objects, one array per entity (for
+    /// `Importer.run(_:including:in:)`).
+    static func payloads(_ included: [IncludedObjects]) -> [(entity: String, json: JSON)] {
+        included.map { ($0.entity, JSON.array($0.objects)) }
+    }
+
     /// Imports the objects a document includes beside its primary data, within the caller's
     /// transaction and before the primary data (whose links to them then resolve at once). They
     /// are never deleted for missing from anything. Returns what the import did.
@@ -65,20 +71,5 @@ extension Client {
     func identityJSON(of entity: String, values: [String: Value]) -> JSON? {
         guard let identity = mapping[entity]?.identity, identity.count == 1, let value = values[identity[0].name] else { return nil }
         return JSONExport.json(value, identity[0].attribute, dateDecoding: dateDecoding, transformers: transformers)
-    }
-}
-
-extension ImportResult {
-    /// This result with what an import of included objects did: their inserts, updates,
-    /// unchanged objects and diagnostics (``objects`` stay this result's: the primary data).
-    func including(_ other: ImportResult?) -> ImportResult {
-        guard let other else { return self }
-        var result = self
-        result.inserted = ObjectIDList(Array(other.inserted) + Array(inserted))
-        result.updated = ObjectIDList(Array(other.updated) + Array(updated))
-        result.unchanged = ObjectIDList(Array(other.unchanged) + Array(unchanged))
-        result.deleted = other.deleted + deleted
-        result.diagnostics = other.diagnostics + diagnostics
-        return result
     }
 }

@@ -22,6 +22,8 @@ final class ImportSession {
     private var status: [RowStatusMap]
     private var order = ObjectIDList()
     private var topLevel = ObjectIDList()
+    /// The number of top-level objects recorded so far.
+    var topLevelCount: Int { topLevel.count }
     private var diagnostics: [ImportDiagnostic] = []
     /// Every relationship of every plan, at ``linkBase``[entity ordinal] + position: what
     /// writing its links needs, worked out once per import.

@@ -61,15 +61,24 @@ struct Importer: Sendable {
         localFirst = client.outboxOptions != nil ? client : nil
     }
 
-    func run<V: ImportValue>(_ payloads: [(entity: String, json: V)], in writer: any StoreWriter) throws -> ImportResult {
+    /// Imports `payloads` in one session. `included` (a document's objects beside its primary
+    /// data: JSON:API's `included`) are imported first, in the same session, so that the primary
+    /// data's links to them resolve at once; they are never deleted for missing, and the result's
+    /// ``ImportResult/objects`` are the payloads' alone (its other lists cover both).
+    func run<V: ImportValue>(
+        _ payloads: [(entity: String, json: V)], including included: [(entity: String, json: V)] = [], in writer: any StoreWriter
+    ) throws -> ImportResult {
         let remembered = remembered(in: writer)
         let session = ImportSession(importer: self, writer: writer, rememberedRows: remembered?.rows)
         var mapper = BatchMapper<V>(importer: self, earlierTexts: remembered?.texts)
-        for payload in payloads {
+        let all = included + payloads
+        var includedObjects = 0
+        for (index, payload) in all.enumerated() {
+            if index == included.count { includedObjects = session.topLevelCount }
             let entity = try entityPlan(payload.entity)
             try checkOptions(topLevel: entity.name)
-            let base: [JSONPath.Component] = payloads.count > 1 ? [.key(payload.entity)] : []
-            if options.deleteMissing != nil, !payload.json.isArray {
+            let base: [JSONPath.Component] = all.count > 1 ? [.key(payload.entity)] : []
+            if options.deleteMissing != nil, index >= included.count, !payload.json.isArray {
                 throw ImportError(path: JSONPath(base), entity: entity.name, message: Self.notAList(payload.json.typeName))
             }
             if payload.json.isArray {
@@ -85,7 +94,9 @@ struct Importer: Sendable {
                 try session.write(&mapped)
             }
         }
-        return try finish(session, mapper, deletingMissingOf: payloads.map(\.entity), in: writer)
+        var result = try finish(session, mapper, deletingMissingOf: payloads.map(\.entity), in: writer)
+        if includedObjects > 0 { result.objects = ObjectIDList(result.objects.dropFirst(includedObjects)) }
+        return result
     }
 
     /// What the client's last import remembered, if this import may take it: its transaction

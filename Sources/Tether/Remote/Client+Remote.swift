@@ -244,8 +244,7 @@ extension Client {
         let (json, included) = try oneObject(in: body, of: entity, .item, what: "GET \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)
         return try await writeImport(entity, bytes: response.body.count, { writer in
-            let includes = try Self.importIncluded(included, importer: importer, in: writer)
-            let result = try importer.run([(entity, json)], in: writer).including(includes)
+            let result = try importer.run([(entity, json)], including: Self.payloads(included), in: writer)
             guard let id = result.objects.first, let object = try writer.object(id) else {
                 throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
             }
@@ -315,13 +314,10 @@ extension Client {
             }
         }
         let pages = fetched
-        // Included objects are imported first: the list's import is then not the transaction's
-        // first write, which remembering objects across imports needs.
-        let importer = try Importer(client: self, options: options, remembering: pages.included.isEmpty)
-        let includer = pages.included.isEmpty ? nil : try Importer(client: self, options: options.single)
+        let importer = try Importer(client: self, options: options, remembering: true)
         let result = try await writeImport(entity, importer: importer, { [carried] writer in
-            let includes = try includer.flatMap { try Self.importIncluded(pages.included, importer: $0, in: writer) }
-            let result = try importer.run([(entity, JSON.array(pages.items))], in: writer).including(includes)
+            // What the pages include is imported first, in the same session.
+            let result = try importer.run([(entity, JSON.array(pages.items))], including: Self.payloads(pages.included), in: writer)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let ids = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
@@ -379,14 +375,12 @@ extension Client {
         }
         if options.deleteMissing != nil { options.deleteMissing = .related(relationship, of: id) }
         let pages = fetched
-        let importer = try Importer(client: self, options: options, remembering: pages.included.isEmpty)
-        let includer = pages.included.isEmpty ? nil : try Importer(client: self, options: options.single)
+        let importer = try Importer(client: self, options: options, remembering: true)
         let result = try await writeImport(declared.destination, importer: importer, { [carried] writer in
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let includes = try includer.flatMap { try Self.importIncluded(pages.included, importer: $0, in: writer) }
-            let result = try importer.run([(declared.destination, JSON.array(pages.items))], in: writer).including(includes)
+            let result = try importer.run([(declared.destination, JSON.array(pages.items))], including: Self.payloads(pages.included), in: writer)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let listed = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
