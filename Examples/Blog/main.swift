@@ -8,9 +8,9 @@
 // relationship's own URL, shows the field errors of an invalid create, and deletes the article,
 // printing each request it sends.
 //
-//     bash Tests/Servers/jsonapi/start.sh 8100
-//     swift run Blog                     # TETHER_JSONAPI_URL overrides http://127.0.0.1:8100/api
-//     bash Tests/Servers/jsonapi/stop.sh 8100
+//     bash .ci/servers.sh start jsonapi   # or: bash Tests/Servers/jsonapi/start.sh 8100
+//     swift run Blog                      # TETHER_JSONAPI_URL overrides http://127.0.0.1:8100/api
+//     bash .ci/servers.sh stop jsonapi
 
 import Foundation
 #if canImport(FoundationNetworking)
@@ -39,7 +39,25 @@ struct Tag: EntityModel {
     var name: String?
 }
 
-let base = URL(string: ProcessInfo.processInfo.environment["TETHER_JSONAPI_URL"] ?? "http://127.0.0.1:8100/api")!
+// MARK: Options
+
+let usage = """
+    usage: swift run Blog
+      Lists the blog's articles with their authors and tags, creates, saves, tags and deletes an
+      article on the JSON:API server of Tests/Servers (bash .ci/servers.sh start jsonapi).
+      TETHER_JSONAPI_URL names the server, default http://127.0.0.1:8100/api.
+    """
+for argument in CommandLine.arguments.dropFirst() {
+    if argument == "--help" || argument == "-h" {
+        print(usage)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data("Blog: unknown option \(argument)\n\(usage)\n".utf8))
+    exit(2)
+}
+
+let environment = ProcessInfo.processInfo.environment
+let base = URL(string: environment["TETHER_JSONAPI_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8100/api")!
 
 let client = try Client.Builder(models: [Article.self, Person.self, Tag.self])
     .jsonAPI()
