@@ -44,6 +44,9 @@ enum Kind: String, CaseIterable, Sendable {
     /// The stored repositories read back as Objects, as typed models and as GRDB records, in
     /// one process, alternating round by round (issue 22).
     case typedFetch = "typed-fetch"
+    /// N stored repositories changed and saved: sent at once (an instant transport) against
+    /// queued in a local-first client's outbox, in one process, alternating (issue 40).
+    case saves
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -57,6 +60,7 @@ enum Kind: String, CaseIterable, Sendable {
         "issues": [.issuesBaseline, .issuesMemory, .issuesSQLite, .issuesStreamMemory, .issuesStreamSQLite],
         "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
         "typed": [.typedFetch],
+        "saves": [.saves],
         "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshMemory,
                      .timelineRefreshSQLite],
     ]
@@ -81,6 +85,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .refreshMemory: "Tether refresh: in-memory"
         case .refreshSQLite: "Tether refresh: SQLite"
         case .typedFetch: "fetch: SQLite, Tether vs GRDB"
+        case .saves: "saves: SQLite, online vs queued"
         case .timelineBaseline: "baseline timeline: JSONDecoder+SQLite"
         case .timelineMemory: "Tether timeline: in-memory, Data"
         case .timelineSQLite: "Tether timeline: SQLite, Data"
@@ -100,7 +105,7 @@ enum Kind: String, CaseIterable, Sendable {
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     /// Kinds whose passes run in one child process, alternating round by round.
-    var alternatesPasses: Bool { self == .typedFetch }
+    var alternatesPasses: Bool { self == .typedFetch || self == .saves }
     var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
@@ -116,6 +121,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .timelineRefreshBaseline, .timelineRefreshMemory, .timelineRefreshSQLite: ["40-status page"]
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         case .typedFetch: TypedFetch.passes
+        case .saves: Saves.passes
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -220,6 +226,7 @@ struct RowWorker {
     func run() async throws -> RowResult {
         let resettable = Memory.resetPeak()
         if kind == .typedFetch { return try await runTypedFetch(peakIsPerPass: resettable) }
+        if kind == .saves { return try await runSaves(peakIsPerPass: resettable) }
         var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
         for run in 0..<request.runs {
             if kind.isParse {
@@ -421,6 +428,20 @@ struct RowWorker {
         for round in 0..<request.runs {
             let order = round % 2 == 0 ? Array(rows.indices) : rows.indices.reversed()
             for index in order { try await TypedFetch.run(rows[index].pass, databases, count: n, into: &rows[index]) }
+        }
+        return RowResult(
+            seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,
+            passes: rows.map { RowResult.PassResult(pass: $0.pass, seconds: $0.durations.map(\.seconds), peakBytes: $0.peakBytes) })
+    }
+
+    /// Every pass of the saves kind on one store, alternating as the typed-fetch passes do.
+    private func runSaves(peakIsPerPass: Bool) async throws -> RowResult {
+        let n = request.size
+        let clients = try await Saves.prepare(payload: load(request.first), count: n)
+        var rows = Saves.passes.map { Measurement(size: n, group: kind.group, pass: $0, objects: n, bytes: 0) }
+        for round in 0..<request.runs {
+            let order = round % 2 == 0 ? Array(rows.indices) : rows.indices.reversed()
+            for index in order { try await Saves.run(rows[index].pass, round: round, clients, into: &rows[index]) }
         }
         return RowResult(
             seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,
