@@ -1,10 +1,10 @@
 // LiveList: RSDataFetcher's live table, in a terminal. A remote-backed observed query lists the
-// labels of the Django REST Framework server of ../shared/servers, kept equal to the server: it
+// labels of the Django REST Framework server of Tests/Servers, kept equal to the server: it
 // answers from the local store, refreshes from the server every second, and redraws with what
 // each refresh changed (new rows in green, changed ones in yellow, moves marked). The first load
 // shows a progress bar (one page of two labels at a time).
 //
-//     ../shared/servers/drf/start.sh 8000                   # the server
+//     bash .ci/servers.sh start drf                          # the server (Tests/Servers/drf)
 //     swift run LiveList                                    # the live list (Ctrl-C to stop)
 //     swift run LiveList --writer                           # in another terminal: changes the server's labels
 //

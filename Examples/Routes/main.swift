@@ -1,5 +1,5 @@
 // Routes: RSAPI's way of talking to an API, told with Tether's route tables (TetherRouteTable),
-// against the Rails server of ../shared/servers. One table holds the named routes (path
+// against the Rails server of Tests/Servers. One table holds the named routes (path
 // variables, method, entity, kind), the development and production base URLs, and RSAPI's
 // per-entity property exceptions (`site_admin` for `siteAdmin`, ...); typed calls
 // (`client.call("users", as: User.self, parameters: ...)`) return what a route imported as models.
@@ -13,7 +13,7 @@
 // in for one: it answers `GET /bootstrap` with `{"User": <GET /users>, "Label": <GET /labels>}`,
 // two real requests to the same server. Everything else goes to the server as it is.
 //
-//     bash .ci/servers.sh start          # or: ../shared/servers/rails/start.sh 3000
+//     bash .ci/servers.sh start          # or: Tests/Servers/rails/start.sh 3000
 //     swift run Routes                   # development: TETHER_RAILS_URL, default http://127.0.0.1:3000
 //     swift run Routes --production      # or TETHER_ENV=production: TETHER_RAILS_PRODUCTION_URL,
 //                                        # default https://api.example.com (not reachable from here)
@@ -201,7 +201,7 @@ do {
     fail("""
         cannot reach the Rails server at \(base) (\(error.kind): \(error.message)).
         \(environment == .development
-            ? "Start it with `bash .ci/servers.sh start` (or `../shared/servers/rails/start.sh 3000`), or point TETHER_RAILS_URL at a running one."
+            ? "Start it with `bash .ci/servers.sh start` (or `Tests/Servers/rails/start.sh 3000`), or point TETHER_RAILS_URL at a running one."
             : "Set TETHER_RAILS_PRODUCTION_URL to a reachable production server, or leave out --production and TETHER_ENV=production.")
         """)
 } catch {

@@ -1,5 +1,5 @@
 // Tasks: AeroGear's AGEntityMapper example, told with Tether's entity mapper (TetherEntityMapper)
-// and typed models, with full CRUD against the Django REST Framework server of ../shared/servers.
+// and typed models, with full CRUD against the Django REST Framework server of Tests/Servers.
 //
 // AeroGear's TODO app has a Task (title, description, tags, project) in a Project, with the
 // model's `desc` read from the JSON's `description` by an explicit dictionary. The DRF server
@@ -17,7 +17,7 @@
 // change (a PATCH of only what changed, in the server's keys), refreshes it and deletes it,
 // printing each request it sends.
 //
-//     bash .ci/servers.sh start          # or: ../shared/servers/drf/start.sh 8000
+//     bash .ci/servers.sh start          # or: Tests/Servers/drf/start.sh 8000
 //     swift run Tasks                    # TETHER_DRF_URL overrides http://127.0.0.1:8000/api
 //     bash .ci/servers.sh stop
 //
@@ -162,7 +162,7 @@ do {
 } catch let error as TransportError where error.kind == .connectionRefused || error.kind == .timeout {
     fail("""
         cannot reach the DRF server at \(server.absoluteString) (\(error.kind)).
-        Start it with `bash .ci/servers.sh start` (or `../shared/servers/drf/start.sh 8000`), \
+        Start it with `bash .ci/servers.sh start` (or `Tests/Servers/drf/start.sh 8000`), \
         or point TETHER_DRF_URL at a running one.
         """)
 } catch {
