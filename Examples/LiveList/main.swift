@@ -198,7 +198,8 @@ func describe(_ change: ResultsDifference, from previous: ResultsSnapshot?, to s
 /// Draws the table: a header, what changed, one numbered row per label with a marker (and a
 /// colour on a terminal) for the rows inserted (+, green), updated (~, yellow) and moved (↕, cyan).
 func draw(_ snapshot: ResultsSnapshot, after previous: ResultsSnapshot?, _ count: Int) {
-    let change = snapshot.difference
+    // The first snapshot lists every row as inserted: it is drawn without markers.
+    let change = count == 0 ? ResultsDifference() : snapshot.difference
     let inserted = Set(change.inserted.map(\.item))
     let movedFrom = Dictionary(change.moved.map { ($0.to.item, $0.from.item) }, uniquingKeysWith: { first, _ in first })
     // Updates are given at old positions: the labels there before.

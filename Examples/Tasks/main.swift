@@ -69,6 +69,22 @@ let mapper = EntityMapper {
     EntityMap("Tag", ["title": "name", "style": "color"])
 }
 
+// MARK: Options
+
+let usage = """
+    usage: swift run Tasks
+      Lists, creates, saves, refreshes and deletes tasks on the DRF server of Tests/Servers
+      (bash .ci/servers.sh start). TETHER_DRF_URL names the server, default http://127.0.0.1:8000/api.
+    """
+for argument in CommandLine.arguments.dropFirst() {
+    if argument == "--help" || argument == "-h" {
+        print(usage)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data("Tasks: unknown option \(argument)\n\(usage)\n".utf8))
+    exit(2)
+}
+
 // MARK: The client
 
 let environment = ProcessInfo.processInfo.environment
