@@ -24,6 +24,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 # One line per server: name, default port, and the path of its API root on that port.
 # The test variable is TETHER_<NAME>_URL, the port variable TETHER_<NAME>_PORT.
 # Adding a server is one line here plus its folder Tests/Servers/<name> with start.sh and stop.sh.
+# For example, a JSON:API server in Tests/Servers/jsonapi on port 8100, served at its root, is
+#     "jsonapi 8100 "     (TETHER_JSONAPI_PORT, TETHER_JSONAPI_URL=http://127.0.0.1:8100)
 servers=(
     "drf 8000 /api"
     "rails 3000 "
