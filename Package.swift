@@ -124,9 +124,14 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// CI (`.ci/run`) sets TETHER_WARNINGS_AS_ERRORS=1 for every build it makes: a warning in any of
+// the package's own targets then fails the build, on a cold build as on a warm one (the changed
+// flag recompiles what was built without it). Never set for an app that depends on Tether.
+let warningsAsErrors = Context.environment["TETHER_WARNINGS_AS_ERRORS"] == "1"
+
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
-    ]
+    ] + (warningsAsErrors ? [.unsafeFlags(["-warnings-as-errors"])] : [])
 }

@@ -365,7 +365,7 @@ PY
 echo "-- $(($(date +%s) - started)) s"
 if [ "$status" = 0 ] && [ "$coverage_only" = 0 ]; then
     echo "To read an archive, serve it as a static site, e.g.:"
-    echo "  python3 -m http.server --directory $archives/Tether.doccarchive 8000"
-    echo "  then open http://localhost:8000/documentation/tether (tetherrails for TetherRails, ...)"
+    echo "  python3 -m http.server --directory $archives/Tether.doccarchive 8080"
+    echo "  then open http://localhost:8080/documentation/tether (tetherrails for TetherRails, ...)"
 fi
 exit $status

@@ -13,6 +13,9 @@
 // Importing the last payload again changes nothing; reopening the file finds everything.
 //
 //     swift run Departments [path/to/store.sqlite]      # default: a temporary file, removed at the end
+//
+// It prints where it writes; the temporary file (and its -wal and -shm files) is removed when the
+// program ends, also after an error; a file you name is kept.
 
 import Foundation
 import Tether
@@ -72,14 +75,41 @@ let departmentsJSON = Data(#"""
 
 // MARK: The store and the client
 
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-    exit(1)
-}
-
-let givenPath = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : nil
+let usage = """
+    usage: swift run Departments [path/to/store.sqlite]
+      Imports the two payloads into a SQLite file: the one named (kept), or a temporary one
+      (removed at the end).
+    """
+/// The store path given on the command line; `--help` prints the usage, anything else is refused.
+let givenPath: String? = {
+    var path: String?
+    for argument in CommandLine.arguments.dropFirst() {
+        if argument == "--help" || argument == "-h" {
+            print(usage)
+            exit(0)
+        }
+        guard !argument.hasPrefix("-"), path == nil else {
+            FileHandle.standardError.write(Data("Departments: unknown option \(argument)\n\(usage)\n".utf8))
+            exit(2)
+        }
+        path = argument
+    }
+    return path
+}()
 let storePath = givenPath
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("departments-\(UUID().uuidString).sqlite").path
+
+/// Removes the temporary store file (not one the user named).
+func removeTemporaryStore() {
+    guard givenPath == nil else { return }
+    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    removeTemporaryStore()
+    exit(1)
+}
 
 func makeClient(_ store: SQLiteStore) throws -> Client {
     try Client.Builder(models: [Department.self, Employee.self])
@@ -97,7 +127,7 @@ func counts(_ client: Client) async throws -> (employees: Int, departments: Int)
 do {
     let store = try SQLiteStore(path: storePath)
     let client = try makeClient(store)
-    print("Store: \(storePath) (SQLite)")
+    print("Store: \(storePath) (SQLite, \(givenPath == nil ? "a temporary file, removed at the end" : "kept"))")
 
     // Employees with nested departments: Engineering is one department, whatever its id's type.
     let employees = try await client.import(employeesJSON, as: Employee.self)
@@ -143,6 +173,5 @@ do {
     fail("\(error)")
 }
 
-if givenPath == nil {
-    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storePath + suffix) }
-}
+removeTemporaryStore()
+if givenPath == nil { print("removed \(URL(fileURLWithPath: storePath).lastPathComponent)") }

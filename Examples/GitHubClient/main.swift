@@ -5,18 +5,20 @@
 // a re-fetch that updates an object in place, and typed queries over what is stored.
 //
 //     swift run GitHubClient                       # replays recorded GitHub traffic (no network)
-//     GITHUB_TOKEN=… swift run GitHubClient         # against https://api.github.com
+//     swift run GitHubClient --live                # against https://api.github.com (GITHUB_TOKEN if set)
 //
-// Replay (the default without GITHUB_TOKEN, or with --replay): octokit/fixtures recordings,
-// bundled in Resources/ (Resources/README.md says which recording answers which request).
-// Live (GITHUB_TOKEN set, or --live without a token, rate-limited by GitHub):
+// Replay (the default; --replay says so explicitly): octokit/fixtures recordings, bundled in
+// Resources/ (Resources/README.md says which recording answers which request). GITHUB_TOKEN
+// alone never turns the network on: only --live does, and the first lines say which mode runs.
+// Live (--live; with GITHUB_TOKEN as a bearer token, else GitHub's anonymous rate limit):
 //   --user LOGIN        the user to fetch (default octocat)
 //   --repository NAME   the repository whose issues to list (default: the user's repository
 //                       with the fewest open issues)
 //   --create-in NAME    really create an issue in this repository of the user (it must accept
 //                       your token); without it, the POST is shown and not sent
 //   --api URL           another GitHub API (GitHub Enterprise Server: https://HOST/api/v3)
-// Options of both modes: --store PATH (the SQLite file; default a new one in a temporary folder).
+// Options of both modes: --store PATH (the SQLite file; default a new one in a temporary folder,
+// removed at the end), --help.
 
 import Foundation
 import Tether
@@ -24,6 +26,18 @@ import TetherRails
 import TetherSQLite
 import TetherTesting
 import TetherURLSession
+
+let usage = """
+    usage: swift run GitHubClient [--replay | --live [--user LOGIN] [--repository NAME] [--create-in NAME] [--api URL]]
+                                  [--store PATH]
+      --replay            replay recorded GitHub traffic, no network (the default)
+      --live              talk to api.github.com (with GITHUB_TOKEN as a bearer token when it is set)
+      --user LOGIN        live: the user to fetch (default octocat)
+      --repository NAME   live: the repository whose issues to list (default: the one with the fewest open issues)
+      --create-in NAME    live: really create an issue in this repository (without it the POST is shown, not sent)
+      --api URL           live: another GitHub API (GitHub Enterprise Server: https://HOST/api/v3)
+      --store PATH        the SQLite file (default: a temporary one, removed at the end)
+    """
 
 struct Options {
     var live = false
@@ -40,8 +54,21 @@ struct Options {
             guard index + 1 < arguments.count else { throw ExampleError("\(name) needs a value") }
             return arguments[index + 1]
         }
+        let valued: Set = ["--user", "--repository", "--create-in", "--api", "--store"]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if valued.contains(argument) {
+                index += 2
+            } else if argument == "--live" || argument == "--replay" {
+                index += 1
+            } else {
+                throw UsageError(argument == "--help" || argument == "-h" ? nil : "unknown option \(argument)")
+            }
+        }
+        if arguments.contains("--live") && arguments.contains("--replay") { throw UsageError("--live and --replay exclude each other") }
         token = environment["GITHUB_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        live = !arguments.contains("--replay") && (arguments.contains("--live") || token != nil)
+        live = arguments.contains("--live")
         storePath = try value(after: "--store")
         if live {
             login = try value(after: "--user") ?? "octocat"
@@ -55,7 +82,7 @@ struct Options {
             }
         } else {
             for name in ["--user", "--repository", "--create-in", "--api"] where arguments.contains(name) {
-                throw ExampleError("\(name) is for live mode (GITHUB_TOKEN or --live); the replay walks the recorded session")
+                throw ExampleError("\(name) is for live mode (--live); the replay walks the recorded session")
             }
             // The repositories the recordings hold issues of, and the POST of an issue.
             issuesRepository = "paginate-issues"
@@ -78,9 +105,8 @@ func tour(_ options: Options) async throws {
     if let path = options.storePath {
         storePath = path
     } else {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("github-client-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        storePath = folder.appendingPathComponent("github.sqlite").path
+        try FileManager.default.createDirectory(at: temporaryFolder, withIntermediateDirectories: true)
+        storePath = temporaryFolder.appendingPathComponent("github.sqlite").path
     }
     let store = try SQLiteStore(path: storePath)
     defer { store.close() }
@@ -115,11 +141,12 @@ func tour(_ options: Options) async throws {
 
     print("GitHubClient: the SLRESTfulCoreData article in Tether (typed models, Rails conventions, SQLite)")
     if options.live {
-        print("Mode: live, \(options.api.absoluteString) (\(options.token == nil ? "no token: GitHub's anonymous rate limit" : "token from GITHUB_TOKEN"))")
+        print("Mode: live (--live), \(options.api.absoluteString) (\(options.token == nil ? "no GITHUB_TOKEN: GitHub's anonymous rate limit" : "token from GITHUB_TOKEN"))")
     } else {
-        print("Mode: replay of recorded GitHub traffic (octokit/fixtures; see Examples/GitHubClient/Resources/README.md)")
+        print("Mode: replay of recorded GitHub traffic (octokit/fixtures; see Examples/GitHubClient/Resources/README.md)"
+            + (options.token == nil ? "" : "; GITHUB_TOKEN is set but unused: pass --live to talk to GitHub"))
     }
-    print("Store: \(storePath)")
+    print("Store: \(storePath) (\(options.storePath == nil ? "a temporary file, removed at the end" : "kept"))")
     print("JSON keys by the conventions: identifier <- \(key(User.self, "identifier")), avatarURL <- \(key(User.self, "avatarURL")), "
         + "gravatarIdentifier <- \(key(User.self, "gravatarIdentifier")), fullName <- \(key(Repository.self, "fullName")), "
         + "repositoryURL <- \(key(Issue.self, "repositoryURL")); the one exception: repositoryDescription <- \(key(Repository.self, "repositoryDescription"))")
@@ -236,6 +263,28 @@ func tour(_ options: Options) async throws {
     print(summary)
 }
 
+/// The folder of the default store file; removed on every way out (`finish`, and Ctrl-C or SIGTERM).
+let temporaryFolder = FileManager.default.temporaryDirectory.appendingPathComponent("github-client-\(UUID().uuidString)")
+
+/// Removes the temporary folder (if it was made) and ends the program with `status`.
+@Sendable func finish(_ status: Int32) -> Never {
+    try? FileManager.default.removeItem(at: temporaryFolder)
+    exit(status)
+}
+let signalSources = [SIGINT, SIGTERM].map { signalNumber in
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+    source.setEventHandler { finish(128 + signalNumber) }
+    source.resume()
+    return source
+}
+
+/// A wrong command line (or `--help`, with no message): the usage is printed.
+struct UsageError: Error {
+    let message: String?
+    init(_ message: String?) { self.message = message }
+}
+
 do {
     let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
     // The replay takes about a second; a tour that takes minutes has gone wrong (a server that
@@ -244,10 +293,18 @@ do {
     Task.detached {
         try? await Task.sleep(for: .seconds(limit))
         FileHandle.standardError.write(Data("GitHubClient failed: no result after \(limit) seconds\n".utf8))
-        exit(2)
+        finish(2)
     }
     try await tour(options)
+    finish(0)
+} catch let error as UsageError {
+    if let message = error.message {
+        FileHandle.standardError.write(Data("GitHubClient: \(message)\n\(usage)\n".utf8))
+        finish(2)
+    }
+    print(usage)
+    finish(0)
 } catch {
     FileHandle.standardError.write(Data("GitHubClient failed: \(error)\n".utf8))
-    exit(1)
+    finish(1)
 }

@@ -25,9 +25,9 @@ import TetherSQLite
 import TetherURLSession
 
 let usage = """
-    usage: Offline sync  --store PATH [--server URL]
-           Offline edit  --store PATH [--server URL] [--tag TEXT]
-           Offline flush --store PATH [--server URL]
+    usage: swift run Offline sync  --store PATH [--server URL]
+           swift run Offline edit  --store PATH [--server URL] [--tag TEXT]
+           swift run Offline flush --store PATH [--server URL]
 
     sync   fetches the server's labels into the store
     edit   writes label changes locally first (queued in the outbox); the server may be unreachable

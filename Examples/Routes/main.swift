@@ -1,5 +1,5 @@
 // Routes: RSAPI's way of talking to an API, told with Tether's route tables (TetherRouteTable),
-// against the Rails server of ../shared/servers. One table holds the named routes (path
+// against the Rails server of Tests/Servers. One table holds the named routes (path
 // variables, method, entity, kind), the development and production base URLs, and RSAPI's
 // per-entity property exceptions (`site_admin` for `siteAdmin`, ...); typed calls
 // (`client.call("users", as: User.self, parameters: ...)`) return what a route imported as models.
@@ -11,9 +11,10 @@
 //
 // The Rails server, a scaffold, has no multi-entity endpoint, so `BootstrapEndpoint` below stands
 // in for one: it answers `GET /bootstrap` with `{"User": <GET /users>, "Label": <GET /labels>}`,
-// two real requests to the same server. Everything else goes to the server as it is.
+// two real requests to the same server, and the printed request line says so. Everything else
+// goes to the server as it is.
 //
-//     bash .ci/servers.sh start          # or: ../shared/servers/rails/start.sh 3000
+//     bash .ci/servers.sh start          # or: Tests/Servers/rails/start.sh 3000
 //     swift run Routes                   # development: TETHER_RAILS_URL, default http://127.0.0.1:3000
 //     swift run Routes --production      # or TETHER_ENV=production: TETHER_RAILS_PRODUCTION_URL,
 //                                        # default https://api.example.com (not reachable from here)
@@ -64,6 +65,27 @@ struct Label: EntityModel {
     var color: String?
 }
 
+// MARK: Options
+
+let usage = """
+    usage: swift run Routes [--production]
+      --production   use the route table's production base URL (TETHER_RAILS_PRODUCTION_URL, default
+                     https://api.example.com, not reachable from here); TETHER_ENV=production does the same
+    The development base URL is TETHER_RAILS_URL, default http://127.0.0.1:3000 (bash .ci/servers.sh start).
+    """
+for argument in CommandLine.arguments.dropFirst() {
+    switch argument {
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--production":
+        break
+    default:
+        FileHandle.standardError.write(Data("Routes: unknown option \(argument)\n\(usage)\n".utf8))
+        exit(2)
+    }
+}
+
 // MARK: The route table
 
 func setting(_ name: String) -> String? {
@@ -97,8 +119,10 @@ let api = RouteTable(
 
 /// Stands in for the multi-entity endpoint the Rails scaffold lacks: `GET <base>/bootstrap` is
 /// answered with `{"User": [...], "Label": [...]}` from the server's own `GET /users` and
-/// `GET /labels`. Every other request goes to the server unchanged.
+/// `GET /labels` (its answer carries the header `X-Stand-In`, which `PrintingTransport` shows).
+/// Every other request goes to the server unchanged.
 struct BootstrapEndpoint: Transport {
+    static let header = "X-Stand-In"
     let next: any Transport
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.method == .get, request.url.lastPathComponent == "bootstrap" else { return try await next.send(request) }
@@ -110,11 +134,14 @@ struct BootstrapEndpoint: Transport {
             guard response.isSuccess else { return response }
             envelope[entity] = try JSON(parsing: response.body)
         }
-        return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: JSON.object(envelope).serialized())
+        return TransportResponse(status: 200, headers: ["Content-Type": "application/json",
+                                                        Self.header: "BootstrapEndpoint, from GET /users and GET /labels"],
+                                 body: JSON.object(envelope).serialized())
     }
 }
 
-/// Prints each exchange in one line: method, path and query as sent, the body, the status.
+/// Prints each exchange in one line: method, path and query as sent, the body, the status, and
+/// which stand-in answered when the server did not.
 struct PrintingTransport: Transport {
     let next: any Transport
     func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -122,7 +149,11 @@ struct PrintingTransport: Transport {
         var line = "  \(request.method) \(request.url.path(percentEncoded: true))"
         if let query = request.url.query(percentEncoded: true) { line += "?\(query)" }
         if let body = request.body, !body.isEmpty { line += " \(String(decoding: body, as: UTF8.self))" }
-        print(line + " -> \(response.status)")
+        line += " -> \(response.status)"
+        if let standIn = response.headers[BootstrapEndpoint.header] {
+            line += " (not the server's: the server has no such route; answered by the stand-in \(standIn))"
+        }
+        print(line)
         return response
     }
 }
@@ -201,7 +232,7 @@ do {
     fail("""
         cannot reach the Rails server at \(base) (\(error.kind): \(error.message)).
         \(environment == .development
-            ? "Start it with `bash .ci/servers.sh start` (or `../shared/servers/rails/start.sh 3000`), or point TETHER_RAILS_URL at a running one."
+            ? "Start it with `bash .ci/servers.sh start` (or `Tests/Servers/rails/start.sh 3000`), or point TETHER_RAILS_URL at a running one."
             : "Set TETHER_RAILS_PRODUCTION_URL to a reachable production server, or leave out --production and TETHER_ENV=production.")
         """)
 } catch {

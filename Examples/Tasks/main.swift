@@ -1,5 +1,5 @@
 // Tasks: AeroGear's AGEntityMapper example, told with Tether's entity mapper (TetherEntityMapper)
-// and typed models, with full CRUD against the Django REST Framework server of ../shared/servers.
+// and typed models, with full CRUD against the Django REST Framework server of Tests/Servers.
 //
 // AeroGear's TODO app has a Task (title, description, tags, project) in a Project, with the
 // model's `desc` read from the JSON's `description` by an explicit dictionary. The DRF server
@@ -17,7 +17,7 @@
 // change (a PATCH of only what changed, in the server's keys), refreshes it and deletes it,
 // printing each request it sends.
 //
-//     bash .ci/servers.sh start          # or: ../shared/servers/drf/start.sh 8000
+//     bash .ci/servers.sh start          # or: Tests/Servers/drf/start.sh 8000
 //     swift run Tasks                    # TETHER_DRF_URL overrides http://127.0.0.1:8000/api
 //     bash .ci/servers.sh stop
 //
@@ -67,6 +67,22 @@ let mapper = EntityMapper {
               foreignKeys: ["project": "repository_id"])
     EntityMap("Project", ["title": "name", "desc": "description"])
     EntityMap("Tag", ["title": "name", "style": "color"])
+}
+
+// MARK: Options
+
+let usage = """
+    usage: swift run Tasks
+      Lists, creates, saves, refreshes and deletes tasks on the DRF server of Tests/Servers
+      (bash .ci/servers.sh start). TETHER_DRF_URL names the server, default http://127.0.0.1:8000/api.
+    """
+for argument in CommandLine.arguments.dropFirst() {
+    if argument == "--help" || argument == "-h" {
+        print(usage)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data("Tasks: unknown option \(argument)\n\(usage)\n".utf8))
+    exit(2)
 }
 
 // MARK: The client
@@ -162,7 +178,7 @@ do {
 } catch let error as TransportError where error.kind == .connectionRefused || error.kind == .timeout {
     fail("""
         cannot reach the DRF server at \(server.absoluteString) (\(error.kind)).
-        Start it with `bash .ci/servers.sh start` (or `../shared/servers/drf/start.sh 8000`), \
+        Start it with `bash .ci/servers.sh start` (or `Tests/Servers/drf/start.sh 8000`), \
         or point TETHER_DRF_URL at a running one.
         """)
 } catch {

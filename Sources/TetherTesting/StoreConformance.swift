@@ -119,6 +119,8 @@ public struct StoreConformance: Sendable {
 
     let makeStore: @Sendable () throws -> any Store
 
+    /// A conformance suite for the stores `makeStore` makes.
+    ///
     /// - Parameter makeStore: returns a new, empty, unprepared store for each check.
     public init(makeStore: @escaping @Sendable () throws -> any Store) {
         self.makeStore = makeStore

@@ -50,6 +50,8 @@ public final class StubTransport: Transport {
     private let state = Mutex(State())
     private let fallback: Handler?
 
+    /// A transport with no stubs yet; the `on` methods add them.
+    ///
     /// - Parameter fallback: answers requests no stub matches (instead of throwing ``NoStub``).
     public init(fallback: Handler? = nil) { self.fallback = fallback }
 

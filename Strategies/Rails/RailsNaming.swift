@@ -62,6 +62,8 @@ public struct RailsNaming: NamingStrategy, Hashable {
     /// into foreign keys.
     public var inflector: Inflector
 
+    /// Rails naming with these conventions (model words written differently in JSON).
+    ///
     /// - Parameters:
     ///   - conventions: model word -> JSON word, such as `["identifier": "id", "URL": "url"]`.
     ///   - inflector: the plural rules; ActiveSupport's English ones by default.

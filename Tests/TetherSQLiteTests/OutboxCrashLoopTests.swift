@@ -44,8 +44,14 @@ import TetherURLSession
             self.end_headers()
             self.wfile.write(data)
         def body(self):
+            # A body cut short (the client was killed while sending it) is no request: nothing is
+            # done and no idempotency key is kept for it, as a real server's parser would refuse it.
             length = int(self.headers.get("Content-Length", "0") or "0")
-            return json.loads(self.rfile.read(length) or b"{}")
+            data = self.rfile.read(length)
+            if len(data) < length:
+                self.close_connection = True
+                return None
+            return json.loads(data or b"{}")
         def record(self, body):
             with open(log_file, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": self.path,
@@ -60,6 +66,7 @@ import TetherURLSession
                 return self.answer(200, items[i]) if i in items else self.answer(404, {"detail": "not found"})
         def do_POST(self):
             body = self.body()
+            if body is None: return
             with lock:
                 self.record(body)
                 key = self.headers.get("Idempotency-Key")
@@ -70,6 +77,7 @@ import TetherURLSession
                 return self.answer(201, body)
         def do_PATCH(self):
             body = self.body()
+            if body is None: return
             with lock:
                 self.record(body)
                 i = self.item_id()
@@ -177,6 +185,21 @@ import TetherURLSession
             onServer[title] = item["n"]?.int64Value
         }
         #expect(onServer == local)
+        if onServer != local, let keep = ProcessInfo.processInfo.environment["TETHER_OUTBOX_KEEP"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(at: root, to: URL(fileURLWithPath: keep))
+        }
+        if onServer != local {
+            let differing = Set(onServer.keys).symmetricDifference(local.keys).union(onServer.keys.filter { onServer[$0] != local[$0] })
+            let ids = remote.filter { differing.contains($0["title"]?.stringValue ?? "") }.compactMap { $0["id"]?.int64Value }
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            for line in log.split(separator: "\n") where differing.contains(where: { line.contains("\"\($0)\"") })
+                || ids.contains(where: { line.contains("/items/\($0)\"") }) {
+                print("differing: \(line)")
+            }
+            print("differing titles \(differing), server ids \(ids); journal:\n" + ((try? String(contentsOf: journal, encoding: .utf8)) ?? "")
+                .split(separator: "\n").filter { line in differing.contains { line.contains($0) } }.joined(separator: "\n"))
+        }
         // How often a kill landed between a request and its acknowledgement (a create sent again
         // under its key), and how many requests the server saw.
         var posts: [String: Int] = [:]

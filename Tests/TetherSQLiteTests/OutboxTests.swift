@@ -252,6 +252,55 @@ import TetherTesting
         #expect(server.objects(in: "issues")[one]?["title"] == "mine again")
     }
 
+    @Test(arguments: ["memory", "sqlite"])
+    func a409IsAConflictAndServerWinsShowsTheServersCopy(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let server = OfflineServer()
+        let one = server.put(["title": "one", "state": "open"], in: "issues")
+        let client = try Self.client(try Self.store(kind, folder), server, OutboxOptions(conflictPolicies: ["Issue": .serverWins]))
+        _ = try await client.fetch(Issue.self, from: "/issues")
+        var mine = try #require(try await client.model(Issue.self, identity: one))
+        mine.title = "mine"
+        _ = try await client.save(mine)
+        server.put(["id": .int(one), "title": "theirs", "state": "closed"], in: "issues")
+        server.refuseNext(.patch, status: 409)
+        let report = try await client.outbox.flush()
+        #expect(report.isComplete && report.sent.count == 1)
+        let stored = try #require(try await client.model(Issue.self, identity: one))
+        #expect(stored.title == "theirs" && stored.state == "closed")
+        #expect(try await client.outbox.entries().isEmpty)
+        // Sent nothing more: the server's copy won.
+        #expect(server.requests.filter { $0.method == .patch }.count == 1)
+    }
+
+    @Test(arguments: ["memory", "sqlite"])
+    func flushingAfterWritesSendsAtOnceOrKeepsTheChangeQueued(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let server = OfflineServer()
+        let events = EventLog()
+        let client = try Client.Builder(models: [Issue.self, Comment.self])
+            .store(try Self.store(kind, folder)).transport(server).baseURL(Self.base)
+            .resource("/issues", for: "Issue").resource("/comments", for: "Comment").retries(.none)
+            .writes(.localFirst(OutboxOptions(flushesAfterWrites: true)))
+            .onEvent { events.record($0) }
+            .build()
+        let sent = try await client.create(Issue(title: "online"))
+        #expect(sent.title == "online")
+        #expect(server.objects(in: "issues").count == 1)
+        #expect(try await client.outbox.entries().isEmpty)
+        #expect(try await client.fetch(Issue.self).first?.id == 1)
+        server.isOffline = true
+        _ = try await client.create(Issue(title: "offline"))  // not thrown: queued
+        #expect(try await client.outbox.entries().count == 1)
+        #expect(events.kinds.contains(.acknowledged) && events.kinds.contains(.deferred))
+    }
+
+    final class EventLog: Sendable {
+        private let events = Mutex<[OutboxEvent.Kind]>([])
+        func record(_ event: ClientEvent) { if case .outbox(let outbox) = event { events.withLock { $0.append(outbox.kind) } } }
+        var kinds: [OutboxEvent.Kind] { events.withLock { $0 } }
+    }
+
     @Test func entriesSurviveARestartAndAreSentAfterIt() async throws {
         let folder = try TemporaryDirectory()
         let server = OfflineServer()

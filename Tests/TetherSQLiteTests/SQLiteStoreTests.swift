@@ -102,10 +102,10 @@ import TetherTesting
         }
         #expect(objects == [
             #""index" "_tether_fk_Post.author""#, #""index" "_tether_identity_Author""#, #""index" "_tether_identity_Post""#,
-            #""index" "_tether_identity_Tag""#, #""index" "_tether_identity__TetherOutbox""#, #""index" "_tether_identity__TetherPendingSource""#,
+            #""index" "_tether_identity_Tag""#, #""index" "_tether_identity__TetherOutbox""#, #""index" "_tether_identity__TetherOutboxState""#, #""index" "_tether_identity__TetherPendingSource""#,
             #""index" "_tether_identity__TetherPendingTarget""#, #""index" "_tether_join_Post.tags""#,
             #""table" "Author""#, #""table" "Post""#, #""table" "Post.tags""#, #""table" "Tag""#,
-            #""table" "_TetherOutbox""#, #""table" "_TetherPendingReference""#, #""table" "_TetherPendingSource""#, #""table" "_TetherPendingTarget""#,
+            #""table" "_TetherOutbox""#, #""table" "_TetherOutboxState""#, #""table" "_TetherPendingReference""#, #""table" "_TetherPendingSource""#, #""table" "_TetherPendingTarget""#,
             #""table" "_tether_records""#, #""table" "_tether_schema""#,
         ])
         let columns = try await store.readSQL { db in

@@ -321,12 +321,10 @@ struct JSONParserTests {
         }
     }
 
-    /// Every JSON file of the shared fixture collection, when this machine has it (required in CI,
-    /// which sets TETHER_REQUIRE_SHARED_FIXTURES): the strict ones parse to the same structure as
-    /// Foundation's parser, the twelve known non-strict ones fail.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: sharedFixtures.path)
-                   || ProcessInfo.processInfo.environment["TETHER_REQUIRE_SHARED_FIXTURES"] != nil))
-    func sharedFixtureCollection() throws {
+    /// Every JSON file of the recorded fixture collection in `Tests/Fixtures` (octokit/fixtures,
+    /// Sync, RestKit; see its README): the strict ones parse to the same structure as Foundation's
+    /// parser, the twelve known non-strict ones fail.
+    @Test func fixtureCollection() throws {
         let nonStrict: Set<String> = [
             "sync/DataFilter/simple.json", "sync/DataFilter/users-with-null.json", "sync/DataFilter/users.json",
             "sync/JSONs/280.json", "sync/JSONs/3ca82a0.json",
@@ -334,11 +332,11 @@ struct JSONParserTests {
             "sync/JSONs/notes_for_user_a.json", "sync/JSONs/numbers.json", "sync/JSONs/users_c.json",
             "restkit/JSON/Foursquare.json", "restkit/JSON/error.json",
         ]
-        let enumerator = try #require(FileManager.default.enumerator(atPath: sharedFixtures.path))
+        let enumerator = try #require(FileManager.default.enumerator(atPath: fixtureCollectionFolder.path))
         var parsed = 0
         var failed = Set<String>()
         for case let relative as String in enumerator where relative.hasSuffix(".json") {
-            let url = sharedFixtures.appendingPathComponent(relative)
+            let url = fixtureCollectionFolder.appendingPathComponent(relative)
             let data = try Data(contentsOf: url)
             if nonStrict.contains(relative) {
                 do {
@@ -360,14 +358,10 @@ struct JSONParserTests {
     }
 }
 
-/// `$TETHER_SHARED/fixtures`, else `../shared/fixtures` beside the repository (as `.ci/servers.sh` finds it).
-private let sharedFixtures: URL = {
-    if let shared = ProcessInfo.processInfo.environment["TETHER_SHARED"] {
-        return URL(fileURLWithPath: shared).appendingPathComponent("fixtures")
-    }
-    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
-}()
+/// `Tests/Fixtures` of this repository (this file is `Tests/TetherTests/JSONParserTests.swift`).
+private let fixtureCollectionFolder: URL = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
 
 /// Checks that `json` has exactly the structure JSONSerialization reads from the same file.
 private func expectSameAsFoundation(_ json: JSON, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -4,10 +4,10 @@ import Tether
 import TetherTesting
 import TetherURLSession
 
-/// The two real servers of `../shared/servers`, reached through `URLSessionTransport`.
+/// The two real servers of `Tests/Servers`, reached through `URLSessionTransport`.
 ///
 /// Set `TETHER_DRF_URL` (e.g. `http://127.0.0.1:8000/api`) and `TETHER_RAILS_URL`
-/// (`http://127.0.0.1:3000`) after `bash .ci/servers.sh start`. Without them these tests are
+/// (`http://127.0.0.1:3000`) after `bash .ci/servers.sh start` (`eval "$(bash .ci/servers.sh env)"` sets them). Without them these tests are
 /// skipped, and the skip says why; with `TETHER_REQUIRE_SERVERS=1` (CI) a missing URL fails.
 struct Server: Sendable, CustomStringConvertible {
     let name: String

@@ -47,6 +47,9 @@ enum Kind: String, CaseIterable, Sendable {
     /// The repositories fetched as plain JSON and as a JSON:API document, in one process,
     /// alternating round by round (issue 39: JSON:API at most 1.3× plain JSON).
     case documentFormats = "jsonapi"
+    /// N stored repositories changed and saved: sent at once (an instant transport) against
+    /// queued in a local-first client's outbox, in one process, alternating (issue 40).
+    case saves
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -61,6 +64,7 @@ enum Kind: String, CaseIterable, Sendable {
         "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
         "typed": [.typedFetch],
         "formats": [.documentFormats],
+        "saves": [.saves],
         "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshMemory,
                      .timelineRefreshSQLite],
     ]
@@ -86,6 +90,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .refreshSQLite: "Tether refresh: SQLite"
         case .typedFetch: "fetch: SQLite, Tether vs GRDB"
         case .documentFormats: "fetch: in-memory, plain vs JSON:API"
+        case .saves: "saves: SQLite, online vs queued"
         case .timelineBaseline: "baseline timeline: JSONDecoder+SQLite"
         case .timelineMemory: "Tether timeline: in-memory, Data"
         case .timelineSQLite: "Tether timeline: SQLite, Data"
@@ -105,7 +110,7 @@ enum Kind: String, CaseIterable, Sendable {
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     /// Kinds whose passes run in one child process, alternating round by round.
-    var alternatesPasses: Bool { self == .typedFetch || self == .documentFormats }
+    var alternatesPasses: Bool { self == .typedFetch || self == .saves || self == .documentFormats }
     var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
@@ -122,6 +127,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         case .typedFetch: TypedFetch.passes
         case .documentFormats: DocumentFormatFetch.passes
+        case .saves: Saves.passes
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -227,6 +233,7 @@ struct RowWorker {
         let resettable = Memory.resetPeak()
         if kind == .typedFetch { return try await runTypedFetch(peakIsPerPass: resettable) }
         if kind == .documentFormats { return try await runDocumentFormats(peakIsPerPass: resettable) }
+        if kind == .saves { return try await runSaves(peakIsPerPass: resettable) }
         var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
         for run in 0..<request.runs {
             if kind.isParse {
@@ -444,6 +451,20 @@ struct RowWorker {
         for round in 0..<request.runs {
             let order = round % 2 == 0 ? [0, 1, 2, 3] : [1, 0, 3, 2]
             for index in order { try await DocumentFormatFetch.run(rows[index].pass, &clients, bodies, count: n, into: &rows[index]) }
+        }
+        return RowResult(
+            seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,
+            passes: rows.map { RowResult.PassResult(pass: $0.pass, seconds: $0.durations.map(\.seconds), peakBytes: $0.peakBytes) })
+    }
+
+    /// Every pass of the saves kind on one store, alternating as the typed-fetch passes do.
+    private func runSaves(peakIsPerPass: Bool) async throws -> RowResult {
+        let n = request.size
+        let clients = try await Saves.prepare(payload: load(request.first), count: n)
+        var rows = Saves.passes.map { Measurement(size: n, group: kind.group, pass: $0, objects: n, bytes: 0) }
+        for round in 0..<request.runs {
+            let order = round % 2 == 0 ? Array(rows.indices) : rows.indices.reversed()
+            for index in order { try await Saves.run(rows[index].pass, round: round, clients, into: &rows[index]) }
         }
         return RowResult(
             seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,

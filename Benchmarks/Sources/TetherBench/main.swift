@@ -18,7 +18,7 @@ let usage = """
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
       --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
-                     refresh, typed, timeline, formats (default: all), or single
+                     refresh, typed, timeline, saves, formats (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
@@ -218,6 +218,21 @@ struct Suite {
 
     /// The typed-fetch rows: time per row, and Tether typed over GRDB for each depth, per round
     /// (the passes of a round ran next to each other) and over the best runs.
+    /// The saves rows: time per save, and a local-first save over an online one, per round.
+    func printSaves() {
+        let saves = rows.filter { $0.group == Kind.saves.group && $0.failure == nil }
+        guard !saves.isEmpty else { return }
+        print("\nSaves (one process, passes alternating round by round; µs per save, median of \(options.runs)):")
+        for size in Set(saves.map(\.size)).sorted() {
+            let here = saves.filter { $0.size == size }
+            guard let online = here.first(where: { $0.pass == "online save" }), let queued = here.first(where: { $0.pass == "local-first save" })
+            else { continue }
+            let rounds = zip(queued.durations, online.durations).map { $0.seconds / $1.seconds }.sorted()
+            print(String(format: "  N=%@ online %.1f µs, local-first %.1f µs: local-first / online %.2f× (median of the rounds' ratios)",
+                         Format.count(size), online.seconds * 1e6 / Double(size), queued.seconds * 1e6 / Double(size), rounds[rounds.count / 2]))
+        }
+    }
+
     func printTypedFetch() {
         let typed = rows.filter { $0.group == Kind.typedFetch.group && $0.failure == nil }
         guard !typed.isEmpty else { return }
@@ -288,6 +303,7 @@ struct Suite {
             print("* the kernel would not reset the peak-RSS counter: this peak includes the pass's setup")
         }
         printTypedFetch()
+        printSaves()
         printDocumentFormats()
         let speedups = rows.filter { $0.group.hasPrefix("Tether") && $0.failure == nil }.compactMap { row in
             speedup(of: row).map { (row, $0) }

@@ -54,6 +54,8 @@ public struct KeyOverrides: KeyMapping {
     /// payload lacks the property's own, in order (first present wins).
     public var fallbacks: [String: [String: [JSONKeyPath]]]
 
+    /// Overrides with these key paths, foreign keys and fallbacks; what they do not name is left to the naming strategy.
+    ///
     /// - Parameters:
     ///   - table: per entity, per attribute or relationship name, the JSON key path.
     ///   - foreignKeys: per entity, per relationship name, the JSON key carrying ids.

@@ -23,11 +23,11 @@ struct OutboxRecorder {
         _ object: ObjectID, _ operation: OutboxEntry.Operation, key: String, idempotent: Bool, url: URL? = nil, identity: String? = nil,
         local: LocalChanges? = nil
     ) throws -> OutboxStorage.Record {
-        let count = try storage.access.count()
-        guard count < options.limit else {
-            throw OutboxError(.full, object: object, "the outbox holds \(count) entries, its limit (OutboxOptions.limit); nothing was written")
+        let state = try storage.access.state()
+        guard state.count < options.limit else {
+            throw OutboxError(.full, object: object, "the outbox holds \(state.count) entries, its limit (OutboxOptions.limit); nothing was written")
         }
-        let entry = OutboxEntry(id: try storage.access.nextSeq(), object: object, operation: operation,
+        let entry = OutboxEntry(id: state.nextSeq, object: object, operation: operation,
                                 idempotencyKey: idempotent ? UUID().uuidString : nil)
         return OutboxStorage.Record(entry: entry, key: key, url: url, identity: identity, local: local)
     }

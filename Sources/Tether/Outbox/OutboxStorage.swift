@@ -10,6 +10,14 @@ import Foundation
 /// of its key is how changes coalesce.
 enum OutboxStorage {
     static let entityName = "_TetherOutbox"
+    /// One object (key `state`): the number of entries and the next entry's number, so that
+    /// recording an entry reads one object by key rather than scanning the outbox.
+    static let stateEntityName = "_TetherOutboxState"
+    static let stateKey = IdentityKey(.string("state"))
+
+    static let stateEntity = Entity(stateEntityName, identity: ["key"], attributes: [
+        Attribute("key", .string), Attribute("count", .int64), Attribute("nextSeq", .int64),
+    ])
 
     static let entity = Entity(entityName, identity: ["key"], attributes: [
         Attribute("key", .string), Attribute("seq", .int64),
@@ -132,7 +140,19 @@ enum OutboxStorage {
         }
 
         /// How many entries there are.
-        func count() throws -> Int { try writer.count(Query(entityName)) }
+        func count() throws -> Int { try state().count }
+
+        /// The number of entries and the next entry's number (read by key; counted once for an
+        /// outbox written before the state was kept).
+        func state() throws -> (count: Int, nextSeq: Int64, object: Object?) {
+            if let object = try writer.objects(stateEntityName, identities: [stateKey])[stateKey],
+                case .int(let count)? = object["count"], case .int(let next)? = object["nextSeq"] {
+                return (Int(count), next, object)
+            }
+            let last = try writer.fetch(Query(entityName, sortedBy: [.descending("seq")], limit: 1)).first
+            let next: Int64 = if case .int(let seq)? = last?["seq"] { seq + 1 } else { 1 }
+            return (try writer.count(Query(entityName)), next, nil)
+        }
 
         /// The entry with this key.
         func record(_ key: String) throws -> Record? {
@@ -157,11 +177,7 @@ enum OutboxStorage {
         func isEmpty() throws -> Bool { try writer.ids(Query(entityName, limit: 1)).isEmpty }
 
         /// The number the next entry gets.
-        func nextSeq() throws -> Int64 {
-            let last = try writer.fetch(Query(entityName, sortedBy: [.descending("seq")], limit: 1)).first
-            if case .int(let seq)? = last?["seq"] { return seq + 1 }
-            return 1
-        }
+        func nextSeq() throws -> Int64 { try state().nextSeq }
     }
 
     /// Writes the outbox within one transaction.
@@ -176,15 +192,24 @@ enum OutboxStorage {
                 let cleared = Set(OutboxStorage.entity.attributes.map(\.name)).subtracting(values.keys)
                 try writer.update(existing.id, setting: values, clearing: cleared)
             } else {
+                let state = try access.state()
                 _ = try writer.insert(entityName, values: record.stored)
+                try setState(state.object, count: state.count + 1, nextSeq: max(state.nextSeq, record.entry.id + 1))
             }
         }
 
         /// Removes the entry with `key` (nothing when there is none).
         func remove(_ key: String) throws {
             if let existing = try writer.objects(entityName, identities: [IdentityKey(.string(key))]).values.first {
+                let state = try access.state()
                 try writer.delete(existing.id)
+                try setState(state.object, count: max(0, state.count - 1), nextSeq: state.nextSeq)
             }
+        }
+
+        private func setState(_ object: Object?, count: Int, nextSeq: Int64) throws {
+            let values: [String: Value] = ["key": .string("state"), "count": .int(Int64(count)), "nextSeq": .int(nextSeq)]
+            if let object { try writer.update(object.id, setting: values, clearing: []) } else { _ = try writer.insert(stateEntityName, values: values) }
         }
     }
 }

@@ -377,7 +377,8 @@ extension Client {
     }
 
     /// Sets and clears attributes, and replaces relationships, locally; nothing is sent (call
-    /// ``save(_:options:)`` for that). What the server last confirmed for each changed property
+    /// ``save(_:options:)`` for that; a local-first client queues the change in its ``outbox``
+    /// in the same transaction, so its save is the same). What the server last confirmed for each changed property
     /// is kept beside the object (in the store, across restarts), so that a save sends only what
     /// changed.
     @discardableResult
@@ -412,7 +413,12 @@ extension Client {
         try writer.update(id, setting: values, clearing: cleared)
         for (name, targets) in related.sorted(by: { $0.key < $1.key }) { try writer.setRelated(name, of: id, to: targets) }
         if let record { try RemoteRecord.write(record, replacing: old, of: id, in: writer) }
-        try OutboxRecorder(client: self, writer: writer)?.changedLocally(id, properties: changed)
+        if let recorder = OutboxRecorder(client: self, writer: writer) {
+            // Local-first: the change is queued in this transaction (a crash between this call
+            // and a save must not leave a change that is never sent).
+            try recorder.changedLocally(id, properties: changed)
+            try recorder.updated(id)
+        }
         guard let object = try writer.object(id) else {
             throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store")
         }

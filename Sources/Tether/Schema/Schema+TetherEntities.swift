@@ -2,7 +2,7 @@ extension Schema {
     /// The entities Tether keeps in a client's store beside the model's: the pending references
     /// (``PendingReferences``) and the outbox of local-first writes (``OutboxStorage``). They are
     /// not part of ``Client/schema``.
-    static let tetherEntities = PendingReferences.entities + [OutboxStorage.entity]
+    static let tetherEntities = PendingReferences.entities + [OutboxStorage.entity, OutboxStorage.stateEntity]
 
     /// The schema a client prepares its store with: its own entities and Tether's.
     func addingTetherEntities() throws(SchemaError) -> Schema {

@@ -21,6 +21,8 @@ public final class StoreExecutor: TaskExecutor, @unchecked Sendable {
     // cooperative pool's: it gets a thread even while every core's thread is busy or blocked.
     private let queue: DispatchQueue
 
+    /// An executor that runs its jobs one at a time, in order, on a thread of its own.
+    ///
     /// - Parameter label: the thread's name in a debugger or profile (`tether.sqlite.write`).
     public init(label: String) {
         queue = DispatchQueue(label: label, qos: .userInitiated)

@@ -4,7 +4,7 @@ octokit/fixtures (https://github.com/octokit/fixtures, MIT, (c) GitHub) that is 
 identifier in snake_case.
 
 Usage: extract-github-keys.py <octokit-fixtures dir> > github-keys.txt
-(in this workplace the directory is ../shared/fixtures/octokit-fixtures beside the project root)."""
+(the repository keeps that collection in Tests/Fixtures/octokit-fixtures)."""
 import glob, json, os, re, sys
 
 root = sys.argv[1]
