@@ -56,6 +56,20 @@ struct JSONAPIServerTests {
         #expect(try await client.count(Query("Person")) >= 3)
     }
 
+    /// Deleting what the list lacks works across pages and never touches the included objects.
+    @Test func deleteMissingAcrossPagesKeepsIncludedObjects() async throws {
+        guard let client = try JSONAPIServer.client() else { return }
+        try await client.import(JSON.array([["id": 99_999, "title": "gone from the server"]]), as: "Article")
+        try await client.import(JSON.array([["id": 99_999, "name": "a person no article names"]]), as: "Person")
+        let result = try await client.fetchObjects("Article", from: "/articles?include=author", options: ImportOptions(deleteMissing: .all))
+        #expect(result.pages >= 3)
+        #expect(result.importResult.deleted.map(\.entity) == ["Article"])
+        #expect(try await client.object("Article", identity: .int(99_999)) == nil)
+        #expect(try await client.count(Query("Article")) == result.objects.count)
+        #expect(try await client.object("Person", identity: .int(99_999)) != nil, "included entities are not the list's")
+        #expect(try await client.count(Query("Person")) >= 4)
+    }
+
     @Test func getCreatePatchAndDelete() async throws {
         guard let client = try JSONAPIServer.client() else { return }
         let ada = try await client.fetchObject("Person", from: "/people/1")
