@@ -8,7 +8,8 @@
 #   bash .ci/servers.sh env [NAME...]     # prints the variables `swift test` needs, for `eval`
 #   bash .ci/servers.sh list              # name, port and URL of each server
 #
-# After `start`, run the tests with the servers required:
+# `start` writes the servers' URLs to .build/tether-servers.env, where a plain `swift test` finds
+# them (Tests/TestSupport/TestServers.swift; `stop` removes it). CI requires them:
 #   eval "$(bash .ci/servers.sh env)" && swift test
 # which sets, with the default ports:
 #   TETHER_DRF_URL=http://127.0.0.1:8000/api TETHER_RAILS_URL=http://127.0.0.1:3000
@@ -77,6 +78,13 @@ start)
         fi
         started+=("$line")
     done
+    # The URLs of the servers running, where `swift test` finds them without any variable
+    # (Tests/TestSupport/TestServers.swift); `stop` removes the file.
+    mkdir -p "$root/.build"
+    for line in "${selected[@]}"; do
+        read -r name default path <<< "$line"
+        echo "TETHER_$(upper "$name")_URL=http://127.0.0.1:$(port_of "$name" "$default")${path:-}"
+    done > "$root/.build/tether-servers.env"
     ;;
 stop)
     status=0
@@ -84,6 +92,7 @@ stop)
         read -r name default _ <<< "$line"
         bash "$root/Tests/Servers/$name/stop.sh" "$(port_of "$name" "$default")" || status=1
     done
+    rm -f "$root/.build/tether-servers.env"
     exit $status
     ;;
 env)

@@ -124,6 +124,20 @@ private let repositoriesJSON = Data(#"""
         #expect(try await client.count(Repository.self) == 3)
     }
 
+    @Test func aTypedImportReportsWhatItSkippedAndWhy() async throws {
+        let client = try makeClient()
+        let payload = Data(#"[{"id": 1, "full_name": "octocat/hello", "stargazers_count": 1, "created_at": "not a date"}, {"full_name": "no id"}, {"id": 2, "full_name": "octocat/spoon", "stargazers_count": 2}]"#.utf8)
+        let imported = try await client.importReport(payload, as: Repository.self)
+        #expect(imported.models.map(\.fullName) == ["octocat/hello", "octocat/spoon"])
+        #expect(imported.report.inserted.count == 2)
+        let paths = imported.report.diagnostics.map(\.path.description)
+        #expect(paths.contains("$[0].created_at") && paths.contains("$[1].id"), "\(paths)")
+        // The same from a parsed value.
+        let again = try await client.importReport(try JSON(parsing: payload), as: Repository.self)
+        #expect(again.models.map(\.fullName) == ["octocat/hello", "octocat/spoon"] && again.report.unchanged.count == 2)
+        #expect(again.report.diagnostics.count == imported.report.diagnostics.count)
+    }
+
     @Test func typedPredicatesAndSorts() async throws {
         let client = try makeClient()
         try await client.import(repositoriesJSON, as: Repository.self)

@@ -9,7 +9,7 @@ import TetherURLSession
 /// server cannot be reached (a port nothing listens on: real refused connections), then one
 /// flush by a new client on the same store (as after a restart) sends one request per coalesced
 /// entry, in order, and the server ends with exactly the local state.
-@Suite(.serialized, .enabled(if: Server.runs(.drf) || Server.runs(.rails), "TETHER_DRF_URL / TETHER_RAILS_URL are not set: outbox server tests skipped"))
+@Suite(.serialized, .enabled(if: Server.runs(.drf) || Server.runs(.rails), "no DRF or Rails server: outbox server tests skipped (run `bash .ci/servers.sh start`)"))
 struct OutboxServerTests {
     @Test(arguments: [Server.drf, Server.rails])
     func aThousandOfflineEditsAreFlushedAsTheirCoalescedEntries(_ server: Server) async throws {

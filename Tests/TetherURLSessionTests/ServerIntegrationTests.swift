@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tether
 import TetherTesting
+import TetherTestSupport
 import TetherURLSession
 
 /// The two real servers of `Tests/Servers`, reached through `URLSessionTransport`.
@@ -25,7 +26,7 @@ struct Server: Sendable, CustomStringConvertible {
                               pageOfTwo: "/users?page=1&per_page=2", validationStatus: 422)
 
     var baseURL: URL? {
-        ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : URL(string: $0) }
+        TestServers.url(variable)
     }
 
     static var required: Bool { ProcessInfo.processInfo.environment["TETHER_REQUIRE_SERVERS"] == "1" }
@@ -51,7 +52,7 @@ func uniqueLogin(_ prefix: String) -> String {
     "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
 }
 
-@Suite(.serialized, .enabled(if: Server.runs(.drf), "TETHER_DRF_URL is not set: DRF integration tests skipped (run `bash .ci/servers.sh start` and export TETHER_DRF_URL=http://127.0.0.1:8000/api)"))
+@Suite(.serialized, .enabled(if: Server.runs(.drf), "no DRF server: DRF integration tests skipped (run `bash .ci/servers.sh start`, or set TETHER_DRF_URL)"))
 struct DRFServerTests {
     @Test func listGetNullsAndUnicode() async throws { try await ServerScenarios.listGetNullsAndUnicode(.drf) }
     @Test func followsEveryPage() async throws { try await ServerScenarios.followsEveryPage(.drf) }
@@ -71,7 +72,7 @@ struct DRFServerTests {
     }
 }
 
-@Suite(.serialized, .enabled(if: Server.runs(.rails), "TETHER_RAILS_URL is not set: Rails integration tests skipped (run `bash .ci/servers.sh start` and export TETHER_RAILS_URL=http://127.0.0.1:3000)"))
+@Suite(.serialized, .enabled(if: Server.runs(.rails), "no Rails server: Rails integration tests skipped (run `bash .ci/servers.sh start`, or set TETHER_RAILS_URL)"))
 struct RailsServerTests {
     @Test func listGetNullsAndUnicode() async throws { try await ServerScenarios.listGetNullsAndUnicode(.rails) }
     @Test func followsEveryPage() async throws { try await ServerScenarios.followsEveryPage(.rails) }

@@ -493,7 +493,11 @@ final class ImportSession {
             if let first = references.first { restated[PendingReferences.sourceKey(first.source, first.relationship)] = Set(references) }
         }
         let (dropped, kept) = try PendingReferences.Storage(writer: writer).clear(sources, restating: restated)
-        for reference in dropped {
+        // A reference dropped, or restated by a later occurrence of its source (which reports it
+        // anew), is no longer reported where an earlier batch found it: the report does not
+        // depend on the batch size.
+        let restatedReferences = kept.flatMap { restated[$0] ?? [] }
+        for reference in dropped + restatedReferences {
             if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
                 diagnostics.remove(at: index)
             }

@@ -17,15 +17,39 @@ extension Client {
     /// once, where it first appeared).
     @discardableResult
     public func `import`<M: EntityModel>(_ data: Data, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil) async throws -> [M] {
-        try await self.import(JSON(parsing: data), as: type, depth: depth, options: options)
+        try await importReport(data, as: type, depth: depth, options: options).models
     }
 
     /// Imports a parsed JSON value as `type`'s entity and returns the top-level models in payload order.
     @discardableResult
     public func `import`<M: EntityModel>(_ json: JSON, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil) async throws -> [M] {
+        try await importReport(json, as: type, depth: depth, options: options).models
+    }
+
+    /// Imports JSON bytes as `type`'s entity, as ``import(_:as:depth:options:)-(Data,_,_,_)``
+    /// does, and returns the models with the import's report: what was inserted, updated and
+    /// left unchanged, and the ``ImportDiagnostic``s of what was skipped and why.
+    ///
+    /// ```swift
+    /// let imported = try await client.importReport(data, as: Repository.self)
+    /// for diagnostic in imported.report.diagnostics { print(diagnostic) }   // "$[3].stargazers_count (Repository.stars): …"
+    /// ```
+    public func importReport<M: EntityModel>(
+        _ data: Data, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil
+    ) async throws -> ModelImport<M> {
+        _ = try modelLayout(M.self)
+        // The bytes go the string form's way (read as they are mapped), not through a JSON tree.
+        let result = try await self.import(data, as: M.entityName, options: options)
+        return ModelImport(models: try await models(Array(result.objects), as: M.self, depth: depth), report: result)
+    }
+
+    /// ``importReport(_:as:depth:options:)-(Data,_,_,_)`` of a parsed JSON value.
+    public func importReport<M: EntityModel>(
+        _ json: JSON, as type: M.Type, depth: Int = 1, options: ImportOptions? = nil
+    ) async throws -> ModelImport<M> {
         _ = try modelLayout(M.self)
         let result = try await self.import(json, as: M.entityName, options: options)
-        return try await models(Array(result.objects), as: M.self, depth: depth)
+        return ModelImport(models: try await models(Array(result.objects), as: M.self, depth: depth), report: result)
     }
 
     /// The models matching `predicate`, sorted and limited.
@@ -467,4 +491,20 @@ public struct ModelResults<Model: EntityModel>: Sendable {
     /// What changed since the previous state, by position in the results (the snapshot's
     /// ``ResultsSnapshot/difference``): apply it to a table or list view.
     public var difference: ResultsDifference { snapshot.difference }
+}
+
+/// What a typed import gave (``Client/importReport(_:as:depth:options:)-(Data,_,_,_)``): the
+/// top-level models in payload order, and the import's report.
+public struct ModelImport<Model: EntityModel>: Sendable {
+    /// The top-level models, in payload order (a repeated object once, where it first appeared).
+    public var models: [Model]
+    /// What the import did: the objects inserted, updated and unchanged, those deleted, and the
+    /// diagnostics of what it skipped.
+    public var report: ImportResult
+
+    /// A result with these values (for stubs in tests).
+    public init(models: [Model], report: ImportResult) {
+        self.models = models
+        self.report = report
+    }
 }

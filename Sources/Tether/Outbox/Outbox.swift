@@ -44,12 +44,14 @@ public struct Outbox: Sendable {
     }
 
     /// The entries now, then again after every transaction that changes them (a local write,
-    /// each step of a flush), as an `AsyncSequence`. Ends when the task iterating it is
-    /// cancelled; a store error ends it with that error.
+    /// each step of a flush), as an `AsyncSequence`; a reader that falls behind gets the latest
+    /// list (one is kept). Ends when the task iterating it is cancelled; a store error ends it
+    /// with that error.
     public func changes() -> AsyncThrowingStream<[OutboxEntry], any Error> {
         let changes = client.store.changes()
         let outbox = self
-        return AsyncThrowingStream { continuation in
+        // Only the latest list matters to a reader that fell behind: one is kept, not a queue.
+        return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 do {
                     continuation.yield(try await outbox.entries())
