@@ -3,20 +3,21 @@ import Testing
 import Tether
 import TetherJSONAPI
 import TetherTesting
+import TetherTestSupport
 import TetherURLSession
 
 /// The project's JSON:API server (`Tests/Servers/jsonapi`: djangorestframework-jsonapi, a blog
 /// with dasherized member names, `include=` and `links.next` pages of two), reached through
 /// `URLSessionTransport` with builder lines only: no hook, no shape, no transport of the user's.
 ///
-/// Start it with `bash Tests/Servers/jsonapi/start.sh 8100` and set
-/// `TETHER_JSONAPI_URL=http://127.0.0.1:8100/api`. Without the URL these tests are skipped, and
-/// the skip says why; with `TETHER_REQUIRE_SERVERS=1` (CI) a missing URL fails.
+/// Start it with `bash .ci/servers.sh start jsonapi` (which writes its URL where the tests read
+/// it), or `bash Tests/Servers/jsonapi/start.sh 8100` and `TETHER_JSONAPI_URL=http://127.0.0.1:8100/api`.
+/// Without a URL these tests are skipped, and the skip says why; with `TETHER_REQUIRE_SERVERS=1`
+/// (CI) a missing URL fails.
 enum JSONAPIServer {
     static let variable = "TETHER_JSONAPI_URL"
-    static var baseURL: URL? {
-        ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : URL(string: $0) }
-    }
+    /// The variable's URL, else the one `bash .ci/servers.sh start` wrote for the test run.
+    static var baseURL: URL? { TestServers.url(variable) }
     static var required: Bool { ProcessInfo.processInfo.environment["TETHER_REQUIRE_SERVERS"] == "1" }
     static var runs: Bool { baseURL != nil || required }
 
