@@ -2,7 +2,7 @@ import Foundation
 public import Tether
 import Synchronization
 
-/// A small REST server in memory, as a ``Transport``, for testing what an app does offline and
+/// A small REST server in memory, as a `Transport`, for testing what an app does offline and
 /// when the network fails half way: it can refuse connections (offline), process a request and
 /// lose its answer, refuse the next request of a method with a status (409, 412, 422, 503), and
 /// honour (or ignore) `Idempotency-Key`.
@@ -35,7 +35,7 @@ public final class OfflineServer: Transport, Sendable {
     /// An empty server; ids start at `firstID`.
     public init(firstID: Int64 = 1) { state.withLock { $0.nextID = firstID } }
 
-    /// Whether every request fails with a refused connection (``TransportError/Kind/connectionRefused``).
+    /// Whether every request fails with a refused connection (`TransportError.Kind.connectionRefused`).
     public var isOffline: Bool {
         get { state.withLock { $0.offline } }
         set { state.withLock { $0.offline = newValue } }
@@ -49,7 +49,7 @@ public final class OfflineServer: Transport, Sendable {
     }
 
     /// The next `count` requests are processed, and their answers lost
-    /// (``TransportError/Kind/connectionLost``).
+    /// (`TransportError.Kind.connectionLost`).
     public func loseNextAnswers(_ count: Int = 1) { state.withLock { $0.losesNextAnswers += count } }
 
     /// The next request of `method` is refused with `status`, and not processed.
