@@ -334,10 +334,8 @@ import TetherTesting
         #expect(unsent.count == 2)
     }
 
-    @Test(arguments: ["memory", "sqlite"])
-    func relationshipChangesAreQueuedAndCancelOut(_ kind: String) async throws {
-        let folder = try TemporaryDirectory()
-        let server = OfflineServer()
+    /// A local-first client of users and their repositories, with the relationship's URL.
+    static func relationshipClient(_ store: any Store, _ server: OfflineServer) throws -> Client {
         let schema = try Schema {
             Entity("User") {
                 Attribute("id", .int64)
@@ -349,12 +347,19 @@ import TetherTesting
                 Attribute("name", .string)
             }
         }
-        let client = try Client.Builder(schema: schema)
-            .store(try Self.store(kind, folder)).transport(server).baseURL(Self.base)
+        return try Client.Builder(schema: schema)
+            .store(store).transport(server).baseURL(base)
             .resource("/users", for: "User").resource("/repos", for: "Repo")
             .relationshipResource("/users/:id/repos", for: "repositories", of: "User")
             .writes(.localFirst())
             .build()
+    }
+
+    @Test(arguments: ["memory", "sqlite"])
+    func relationshipChangesAreQueuedAndCancelOut(_ kind: String) async throws {
+        let folder = try TemporaryDirectory()
+        let server = OfflineServer()
+        let client = try Self.relationshipClient(try Self.store(kind, folder), server)
         let user = try await client.insertLocally("User", values: ["id": .int(1), "login": .string("ann")])
         let repo = try await client.insertLocally("Repo", values: ["id": .int(2), "name": .string("r")])
         try await client.relationship("repositories", of: user.id).add(repo.id)
@@ -371,23 +376,7 @@ import TetherTesting
     func aReplaceIsQueuedAsRemovesAndAdds(_ kind: String) async throws {
         let folder = try TemporaryDirectory()
         let server = OfflineServer()
-        let schema = try Schema {
-            Entity("User") {
-                Attribute("id", .int64)
-                Attribute("login", .string)
-                Relationship.toMany("repositories", "Repo")
-            }
-            Entity("Repo") {
-                Attribute("id", .int64)
-                Attribute("name", .string)
-            }
-        }
-        let client = try Client.Builder(schema: schema)
-            .store(try Self.store(kind, folder)).transport(server).baseURL(Self.base)
-            .resource("/users", for: "User").resource("/repos", for: "Repo")
-            .relationshipResource("/users/:id/repos", for: "repositories", of: "User")
-            .writes(.localFirst())
-            .build()
+        let client = try Self.relationshipClient(try Self.store(kind, folder), server)
         let user = try await client.insertLocally("User", values: ["id": .int(1), "login": .string("ann")])
         let repos = try await (2...4).asyncMap { try await client.insertLocally("Repo", values: ["id": .int(Int64($0)), "name": .string("r\($0)")]) }
         let resource = client.relationship("repositories", of: user.id)

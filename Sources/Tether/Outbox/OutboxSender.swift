@@ -90,12 +90,7 @@ struct OutboxSender {
 
     /// Sends one entry.
     private func send(_ record: OutboxStorage.Record) async throws -> Outcome {
-        var sending = record
-        sending.entry.state = .sending
-        sending.entry.attempts += 1
-        sending.entry.error = nil
-        let marked = sending
-        try await client.store.write { try OutboxStorage.Writer(writer: $0).put(marked) }
+        let sending = try await markSending(record)
         let entry = sending.entry
         let id = entry.object
         var headers: HTTPHeaders = [:]
@@ -136,6 +131,18 @@ struct OutboxSender {
             throw RequestError(.noRoute, entity: id.entity, "the queued delete of \(id) has no URL")
         }
         return url
+    }
+
+    /// Stores `record` as being sent (one attempt more, no error): what a restart after a crash
+    /// finds and sends again.
+    private func markSending(_ record: OutboxStorage.Record) async throws -> OutboxStorage.Record {
+        var sending = record
+        sending.entry.state = .sending
+        sending.entry.attempts += 1
+        sending.entry.error = nil
+        let marked = sending
+        try await client.store.write { try OutboxStorage.Writer(writer: $0).put(marked) }
+        return marked
     }
 
     /// Removes an entry the server acknowledged (unless it was replaced meanwhile).
@@ -318,11 +325,7 @@ struct OutboxSender {
             client.events.emit(.outbox(OutboxEvent(.acknowledged, record.entry)))
         case .local, .merged:
             if case .merged(let values) = resolution { _ = try await client.updateLocallyKeepingEntry(id, values) }
-            var sending = record
-            sending.entry.state = .sending
-            sending.entry.attempts += 1
-            let marked = sending
-            try await client.store.write { try OutboxStorage.Writer(writer: $0).put(marked) }
+            let sending = try await markSending(record)
             do {
                 if record.entry.operation == .delete {
                     _ = try await client.sendDelete(try await deleteURL(of: record), entity: id.entity)
