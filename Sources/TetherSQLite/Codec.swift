@@ -20,10 +20,11 @@ import Tether
 /// | uuid | TEXT | the uppercase UUID string |
 /// | url | TEXT | the absolute string |
 /// | transformable | BLOB | a kind tag byte followed by the value |
+/// | array, map, json | TEXT | JSON text (`CollectionValues.storageJSON`: dates as seconds since 2001-01-01, keys sorted) |
 enum Codec {
     static func columnType(_ type: AttributeType) -> String {
         switch type {
-        case .string, .decimal, .uuid, .url: "TEXT"
+        case .string, .decimal, .uuid, .url, .array, .map, .json: "TEXT"
         case .int16, .int32, .int64, .bool: "INTEGER"
         case .double, .float, .date: "REAL"
         case .data, .transformable: "BLOB"
@@ -48,6 +49,7 @@ enum Codec {
         case .data(let v): .blob(v)
         case .uuid(let v): .text(v.uuidString)
         case .url(let v): .text(v.absoluteString)
+        case .array, .map, .json: .text(CollectionValues.storageText(value))
         }
     }
 
@@ -65,6 +67,7 @@ enum Codec {
         case .uuid: return UUID(uuidString: row.text(i)).map(Value.uuid)
         case .url: return URL(string: row.text(i)).map(Value.url)
         case .transformable: return untagged(row.blob(i))
+        case .array, .map, .json: return CollectionValues.value(storageText: row.text(i), as: type)
         }
     }
 
@@ -136,6 +139,7 @@ enum Codec {
         case .data(let v): Data([6]) + v
         case .uuid(let v): Data([7]) + withUnsafeBytes(of: v.uuid) { Data($0) }
         case .url(let v): Data([8]) + Data(v.absoluteString.utf8)
+        case .array, .map, .json: Data([9]) + ValueCoding.json(value).serialized()
         }
     }
 
@@ -154,8 +158,19 @@ enum Codec {
             let b = Array(payload)
             return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
         case 8: return URL(string: String(decoding: payload, as: UTF8.self)).map(Value.url)
+        case 9: return (try? JSON(parsing: payload)).flatMap(ValueCoding.value)
         default: return nil
         }
+    }
+
+    /// How to find `value` among the elements of an array column whose elements are of `type`
+    /// (`json_each`): the argument its `value` column is compared with, and the JSON type the
+    /// element must have, or nil when no element can equal it. A string with a NUL is kept as an
+    /// object (`CollectionValues.storageJSON`), whose `value` is its JSON text.
+    static func elementArgument(_ type: AttributeType, _ value: Value) -> (argument: SQLValue, jsonType: String?)? {
+        guard let argument = comparisonArgument(type, value) else { return nil }
+        guard case .string(let s) = value else { return (argument, nil) }
+        return s.utf8.contains(0) ? (.text(CollectionValues.storageText(value)), "object") : (argument, "text")
     }
 
     /// The argument to compare a column of `type` with `value` in SQL, or nil when such a comparison

@@ -283,9 +283,7 @@ public final class SQLiteTransaction: StoreWriter {
     }
 
     func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
-        for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.types[name] == nil {
-            throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
-        }
+        try QueryCheck.check(query) { info.types[$0] }
     }
 
     /// Queries on decimal or transformable attributes are evaluated in Swift (SQLite cannot order
@@ -390,6 +388,13 @@ public final class SQLiteTransaction: StoreWriter {
             guard info.types[n] == .string else { return "0" }
             arguments.append(.text(p))
             return "(\(quote(n)) IS NOT NULL AND instr(\(quote(n)), ?) > 0)"
+        case .includes(let n, let v):
+            // The column holds the array's JSON text (`Codec`): an element equal to the value, as
+            // `compare` compares (json_each gives each element as an SQL value).
+            guard case .array(let element)? = info.types[n], let (argument, jsonType) = Codec.elementArgument(element, v) else { return "0" }
+            arguments.append(argument)
+            let typed = jsonType.map { " AND \"type\" = '\($0)'" } ?? ""
+            return "(\(quote(n)) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(\(quote(n))) WHERE \"value\" = ?\(typed)))"
         case .and(let cs):
             guard !cs.isEmpty else { return "1" }
             return "(" + cs.map { translate($0, info, &arguments) }.joined(separator: " AND ") + ")"

@@ -34,6 +34,12 @@ import TetherTestSupport
         ("b", .bool), ("dt", .date), ("s", .string), ("s2", .string), ("bin", .data), ("u", .uuid), ("url", .url),
         ("t", .transformable("Any")),
     ]
+    /// Arrays, a map and a JSON value: in conditions (`.includes`, and comparisons, which see no
+    /// collection), never sort keys (both stores refuse them).
+    static let collections: [(String, AttributeType)] = [
+        ("ai", .array(.int64)), ("as", .array(.string)), ("ad", .array(.double)), ("ab", .array(.bool)), ("adt", .array(.date)),
+        ("m", .map(.string)), ("j", .json),
+    ]
 
     static let schema = try! Schema {
         Entity("Thing", identity: "id") {
@@ -52,6 +58,7 @@ import TetherTestSupport
             Attribute("u", .uuid)
             Attribute("url", .url)
             Attribute("t", .transformable("Any"))
+            for (name, type) in collections { Attribute(name, type) }
         }
     }
 
@@ -141,7 +148,17 @@ import TetherTestSupport
             case .uuid: return .uuid(pick(QueryDifferentialTests.uuids))
             case .url: return .url(pick(QueryDifferentialTests.urls))
             case .transformable: return anyValue()
+            case .array(let element): return .array((0..<int(4)).map { _ in storable(element) })
+            case .map(let element): return .map(Dictionary((0..<int(3)).map { _ in (string(), storable(element)) }, uniquingKeysWith: { a, _ in a }))
+            case .json: return .json(chance(0.5) ? .array((0..<int(3)).map { _ in .int(integer(.int64)) }) : .string(string()))
             }
+        }
+
+        /// An element a collection can hold (a finite number: JSON has no other).
+        mutating func storable(_ type: AttributeType) -> Value {
+            let v = value(type)
+            if case .double(let d) = v, !d.isFinite { return .double(0) }
+            return v
         }
 
         mutating func anyValue() -> Value {
@@ -170,14 +187,14 @@ import TetherTestSupport
 
         mutating func object() -> [String: Value] {
             var values: [String: Value] = [:]
-            for (name, type) in QueryDifferentialTests.attributes where !chance(0.3) {
+            for (name, type) in QueryDifferentialTests.attributes + QueryDifferentialTests.collections where !chance(0.3) {
                 values[name] = value(type)
             }
             return values
         }
 
         mutating func condition(depth: Int = 0) -> Condition {
-            let (name, type) = pick(QueryDifferentialTests.attributes)
+            let (name, type) = pick(QueryDifferentialTests.attributes + QueryDifferentialTests.collections)
             let leaf = depth >= 3 || chance(0.6)
             if !leaf {
                 switch int(3) {
@@ -186,7 +203,12 @@ import TetherTestSupport
                 default: return .not(condition(depth: depth + 1))
                 }
             }
-            switch int(11) {
+            switch int(13) {
+            case 11, 12:
+                // Mostly an array's element type; sometimes any attribute (false but for arrays).
+                let (n, t) = chance(0.8) ? pick(QueryDifferentialTests.collections) : (name, type)
+                if case .array(let element) = t { return .includes(n, operand(element)) }
+                return .includes(n, operand(t == .json ? .int64 : t))
             case 0: return .equal(name, operand(type))
             case 1: return .notEqual(name, operand(type))
             case 2: return .less(name, operand(type))

@@ -5,7 +5,7 @@ import TetherSQLite
 import TetherTestSupport
 
 /// Seeded property test: random `EntityModel` structs (every documented property kind, with edge
-/// values) are written through the typed API (a JSON import, then `updateLocally`) and fetched
+/// values; arrays and string-keyed maps of values, and `JSON`) are written through the typed API (a JSON import, then `updateLocally`) and fetched
 /// back typed at depth 1; the fetched structs must equal the originals, on the in-memory store,
 /// on SQLite, and on SQLite after a reopen.
 ///
@@ -71,6 +71,15 @@ import TetherTestSupport
         var oMood: Mood?
         var oLevel: Level?
         var oTemperature: Celsius?
+        // arrays and maps of values, and JSON kept as it came
+        var topics: [String]
+        var votes: [Int]
+        var flags: [Bool]
+        var oRatios: [Double]?
+        var oStamps: [Date]?
+        var metadata: [String: String]
+        var oCounts: [String: Int64]?
+        var oRaw: JSON?
         var owner: Owner?
         var tags: [Tag] = []
 
@@ -187,6 +196,29 @@ import TetherTestSupport
                 / Decimal(sign: .plus, exponent: Int.random(in: 0...12, using: &rng), significand: 1)
         }
 
+        mutating func list<T>(_ make: (inout Generator) -> T) -> [T] {
+            (0..<(chance(0.2) ? 0 : Int.random(in: 1...5, using: &rng))).map { _ in make(&self) }
+        }
+        /// Map keys: none canonically equivalent to another (a Swift dictionary would merge them).
+        mutating func keyed<T>(_ make: (inout Generator) -> T) -> [String: T] {
+            var map: [String: T] = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &rng) {
+                map[pick(["", "a", "order_id", "ü", "日本", "key with space", "😀", "q\"uote", "nul\u{0}"])] = make(&self)
+            }
+            return map
+        }
+        mutating func json(depth: Int = 0) -> JSON {
+            switch Int.random(in: 0...(depth > 2 ? 4 : 6), using: &rng) {
+            case 0: return .null
+            case 1: return .bool(chance(0.5))
+            case 2: return .int(int64())
+            case 3: return .double(double())
+            case 4: return .string(string())
+            case 5: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in json(depth: depth + 1) })
+            default: return .object(keyed { $0.json(depth: depth + 1) })
+            }
+        }
+
         mutating func sample(id: Int64) -> Sample {
             Sample(
                 id: id, int: Int(int64()), i8: fixed(Int8.self), i16: fixed(Int16.self), i32: fixed(Int32.self), i64: int64(),
@@ -199,7 +231,15 @@ import TetherTestSupport
                 oFloat: maybe { $0.float() }, oBool: maybe { $0.chance(0.5) }, oString: maybe { $0.string() },
                 oDate: maybe { $0.date() }, oData: maybe { $0.data() }, oUUID: maybe { $0.uuid() }, oURL: maybe { $0.url() },
                 oDecimal: maybe { $0.decimal() }, oMood: maybe { $0.pick(Mood.allCases) }, oLevel: maybe { $0.pick(Level.allCases) },
-                oTemperature: maybe { Celsius($0.double()) })
+                oTemperature: maybe { Celsius($0.double()) },
+                topics: list { $0.string() }, votes: list { Int($0.int64()) }, flags: list { $0.chance(0.5) },
+                oRatios: maybe { $0.list { $0.double() } }, oStamps: maybe { $0.list { $0.date() } },
+                metadata: keyed { $0.string() }, oCounts: maybe { $0.keyed { $0.int64() } },
+                oRaw: maybe { g in
+                    // A top-level null is no value (it clears the attribute).
+                    let value = g.json()
+                    return value == .null ? .object([:]) : value
+                })
         }
     }
 
@@ -291,6 +331,14 @@ import TetherTestSupport
             put("oUUID", s.oUUID.map { quote($0.uuidString) }); put("oURL", s.oURL.map { quote($0.absoluteString) })
             put("oDecimal", s.oDecimal.map { quote("\($0)") }); put("oMood", s.oMood.map { quote($0.rawValue) })
             put("oLevel", s.oLevel.map { "\($0.rawValue)" }); put("oTemperature", s.oTemperature.map { "\($0.value)" })
+            func array<T>(_ values: [T], _ element: (T) -> String) -> String { "[" + values.map(element).joined(separator: ",") + "]" }
+            func object<T>(_ values: [String: T], _ element: (T) -> String) -> String {
+                "{" + values.map { quote($0.key) + ":" + element($0.value) }.joined(separator: ",") + "}"
+            }
+            put("topics", array(s.topics, quote)); put("votes", array(s.votes) { "\($0)" }); put("flags", array(s.flags) { "\($0)" })
+            put("oRatios", s.oRatios.map { array($0) { "\($0)" } }); put("oStamps", s.oStamps.map { array($0, date) })
+            put("metadata", object(s.metadata, quote)); put("oCounts", s.oCounts.map { object($0) { "\($0)" } })
+            put("oRaw", s.oRaw.map(\.description))
             if let o = ownerOf[s.id] { put("owner", json(owner(o))) }
             put("tags", "[" + (tagsOf[s.id] ?? []).map { t in
                 "{\"id\":\(t.id)" + (t.label.map { ",\"label\":\(quote($0))" } ?? "") + "}"

@@ -454,6 +454,8 @@ struct Importer: Sendable {
             } catch {
                 return invalid("transformer '\(name)' rejected \(json): \(error)")
             }
+        case .array, .map, .json:
+            return collectionValue(json, for: attribute)
         }
     }
 

@@ -64,6 +64,8 @@ enum PendingReferences {
             case .url(let u): "l" + u.absoluteString
             case .decimal(let d): "m\(d)"
             case .data(let d): "x" + d.base64EncodedString()
+            // An identity is never a collection (the schema refuses one); kept with its kind.
+            case .array, .map, .json: "c" + ValueCoding.json(value).description
             }
         }.joined(separator: "\u{1F}")
     }

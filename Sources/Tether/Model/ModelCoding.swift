@@ -37,6 +37,8 @@ enum ValueConversion {
         case is URL.Type:
             if case .url(let u) = value { return u as? T }
             if case .string(let s) = value { return URL(string: s) as? T }
+        case let collection as any ModelCollectionValue.Type:
+            return collection.init(storedValue: value) as? T
         default: return nil
         }
         return nil
@@ -80,6 +82,7 @@ enum ValueConversion {
         case let v as Data: return .data(v)
         case let v as UUID: return .uuid(v)
         case let v as URL: return .url(v)
+        case let v as any ModelCollectionValue: return v.storedValue
         default: return nil
         }
     }
@@ -721,7 +724,10 @@ final class ModelEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer { ValueConversion.SingleValueEncoder() }
 
     func put<T: Encodable>(_ value: T, name: String) throws {
-        if let model = value as? any EntityModel {
+        // First: an empty `[String]` would pass for an empty array of models.
+        if let collection = value as? any ModelCollectionValue {
+            encoded.values[name] = collection.storedValue
+        } else if let model = value as? any EntityModel {
             encoded.toOne[name] = model
         } else if let models = value as? [any EntityModel] {
             encoded.toMany[name] = models

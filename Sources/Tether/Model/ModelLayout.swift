@@ -255,6 +255,8 @@ extension AttributeType {
             return true
         case (.transformable, _):
             return true
+        case (.array(let stored), .array(let element)), (.map(let stored), .map(let element)):
+            return stored.isCompatible(with: element)
         default:
             return self == coded
         }

@@ -38,6 +38,8 @@ enum ProbeValues {
             return pick(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                         UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)), .uuid)
         case is URL.Type: return pick(URL(string: "tether:a")!, URL(string: "tether:b")!, .url)
+        case let collection as any ModelCollectionValue.Type:
+            return (collection.probe(marked: marked) as? T).map { ($0, collection.attributeType) }
         default: return nil
         }
     }
@@ -109,7 +111,7 @@ struct ModelProbe {
                 guard let attribute = single.type else {
                     throw fail(ModelError(
                         .unsupportedProperty, entity: entity, member: name,
-                        "\(entity).\(name): \(T.self) is neither a value (String, numbers, Bool, Date, Data, UUID, URL, an enum coding as one), an optional model nor an array of models"))
+                        "\(entity).\(name): \(T.self) is neither a value (String, numbers, Bool, Date, Data, UUID, URL, an enum coding as one; an array or a String-keyed dictionary of strings, numbers, Bools or Dates; JSON), an optional model nor an array of models"))
                 }
                 // An enum with raw values: the probe's raw value is none of its cases, so it
                 // needs its cases to make one.

@@ -28,6 +28,15 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case uuid(UUID)
     /// The value of a `url` attribute.
     case url(URL)
+    /// The value of an ``AttributeType/array(_:)`` attribute: its elements in order, each a
+    /// value of the element type (`.array([.string("swift"), .string("ios")])`).
+    case array([Value])
+    /// The value of a ``AttributeType/map(_:)`` attribute: string keys to values of the element
+    /// type (Stripe's `metadata`).
+    case map([String: Value])
+    /// The value of a ``AttributeType/json`` attribute: the JSON as it came (never `null`, which
+    /// clears the attribute).
+    case json(JSON)
 
     public var description: String {
         switch self {
@@ -40,6 +49,11 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .data(let v): "<\(v.count) bytes>"
         case .uuid(let v): v.uuidString
         case .url(let v): v.absoluteString
+        case .array(let v): "[" + v.map(\.description).joined(separator: ", ") + "]"
+        case .map(let v):
+            "[" + (v.isEmpty ? ":" : v.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")) + "]"
+        case .json(let v): v.description
         }
     }
 }
@@ -57,6 +71,9 @@ extension Value {
         case (.data(let a), .data(let b)): return a == b
         case (.uuid(let a), .uuid(let b)): return a == b
         case (.url(let a), .url(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.map(let a), .map(let b)): return a == b
+        case (.json(let a), .json(let b)): return a == b
         default: return false
         }
     }
@@ -75,6 +92,9 @@ extension Value {
         case .data(let v): hasher.combine(6 as UInt8); hasher.combine(v)
         case .uuid(let v): hasher.combine(7 as UInt8); hasher.combine(v)
         case .url(let v): hasher.combine(8 as UInt8); hasher.combine(v)
+        case .array(let v): hasher.combine(9 as UInt8); hasher.combine(v)
+        case .map(let v): hasher.combine(10 as UInt8); hasher.combine(v)
+        case .json(let v): hasher.combine(11 as UInt8); hasher.combine(v)
         }
     }
 
@@ -119,7 +139,9 @@ extension Value {
 
     /// Orders values of the same kind; values of different kinds order by kind, except integers
     /// and doubles, which compare exactly as numbers (as SQLite compares them). Strings order
-    /// by their UTF-8 bytes (code point order), as SQLite orders text.
+    /// by their UTF-8 bytes (code point order), as SQLite orders text. Arrays order element by
+    /// element, maps and JSON values by their JSON text (a total order; conditions and sorts do
+    /// not compare them: see ``Condition``).
     /// Used by stores to sort and compare.
     public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult {
         func cmp<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
@@ -137,6 +159,14 @@ extension Value {
         case (.data(let a), .data(let b)): return cmp(a.lexicographicallyPrecedes(b) ? 0 : (a == b ? 1 : 2), 1)
         case (.uuid(let a), .uuid(let b)): return cmp(a.uuidString, b.uuidString)
         case (.url(let a), .url(let b)): return cmp(a.absoluteString, b.absoluteString)
+        case (.array(let a), .array(let b)):
+            for (x, y) in zip(a, b) {
+                let c = compare(x, y)
+                if c != .orderedSame { return c }
+            }
+            return cmp(a.count, b.count)
+        case (.map, .map), (.json, .json):
+            return cmp(compareUTF8(lhs.jsonText, rhs.jsonText), 0)
         default: return cmp(lhs.kindOrder, rhs.kindOrder)
         }
     }
@@ -163,6 +193,25 @@ extension Value {
         case .data: 4
         case .uuid: 5
         case .url: 6
+        case .array: 7
+        case .map: 8
+        case .json: 9
+        }
+    }
+
+    /// The JSON text of a map or JSON value (sorted keys), for ordering them.
+    private var jsonText: String {
+        switch self {
+        case .json(let json): json.description
+        default: ValueCoding.json(self).description
+        }
+    }
+
+    /// Whether the value is an array, a map or a JSON value (a collection attribute's).
+    public var isCollection: Bool {
+        switch self {
+        case .array, .map, .json: true
+        default: false
         }
     }
 }

@@ -267,9 +267,10 @@ struct LocalChanges: Sendable, Hashable {
 }
 
 /// Values as JSON that keeps their type (`["i", 5]`, `["d", 1.5]`, `["t", <seconds>]`): what the
-/// outbox stores of local changes.
-enum ValueCoding {
-    static func json(_ value: Value) -> JSON {
+/// outbox stores of local changes, and what a transformable column of the SQLite store keeps of an
+/// array, a map or a JSON value.
+package enum ValueCoding {
+    package static func json(_ value: Value) -> JSON {
         switch value {
         case .string(let s): .array([.string("s"), .string(s)])
         case .int(let i): .array([.string("i"), .int(i)])
@@ -280,10 +281,13 @@ enum ValueCoding {
         case .data(let d): .array([.string("x"), .string(d.base64EncodedString())])
         case .uuid(let u): .array([.string("u"), .string(u.uuidString)])
         case .url(let u): .array([.string("l"), .string(u.absoluteString)])
+        case .array(let a): .array([.string("a"), .array(a.map(json))])
+        case .map(let m): .array([.string("o"), .object(m.mapValues(json))])
+        case .json(let j): .array([.string("j"), j])
         }
     }
 
-    static func value(_ json: JSON) -> Value? {
+    package static func value(_ json: JSON) -> Value? {
         guard let tag = json[0]?.stringValue, let payload = json[1] else { return nil }
         switch tag {
         case "s": return payload.stringValue.map(Value.string)
@@ -295,6 +299,15 @@ enum ValueCoding {
         case "x": return payload.stringValue.flatMap { Data(base64Encoded: $0) }.map(Value.data)
         case "u": return payload.stringValue.flatMap(UUID.init(uuidString:)).map(Value.uuid)
         case "l": return payload.stringValue.flatMap(URL.init(string:)).map(Value.url)
+        case "a":
+            guard let elements = payload.arrayValue else { return nil }
+            let values = elements.compactMap(value)
+            return values.count == elements.count ? .array(values) : nil
+        case "o":
+            guard let members = payload.objectValue else { return nil }
+            let values = members.compactMapValues(value)
+            return values.count == members.count ? .map(values) : nil
+        case "j": return .json(payload)
         default: return nil
         }
     }

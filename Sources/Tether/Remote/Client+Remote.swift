@@ -230,6 +230,9 @@ extension Client {
             case .data(let d): text = d.base64EncodedString()
             case .uuid(let u): text = u.uuidString
             case .url(let u): text = u.absoluteString
+            case .array, .map, .json:
+                throw RequestError(.unsupported, member: variable.description,
+                                   "the URL template '\(template)' names ':\(variable)', which holds \(value); a path segment is one value, not an array, a map or JSON; nothing was sent")
             }
             texts[variable] = text
         }

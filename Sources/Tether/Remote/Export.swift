@@ -86,6 +86,23 @@ enum JSONExport {
         case .data(let d): return .string(d.base64EncodedString())
         case .uuid(let u): return .string(u.uuidString)
         case .url(let u): return .string(u.absoluteString)
+        case .array, .map, .json: return collectionJSON(value, attribute, dateDecoding: dateDecoding, transformers: transformers)
+        }
+    }
+
+    /// The JSON of an array, map or JSON value: each element as an attribute of the element type
+    /// is written (dates by the client's ``DateDecoding``), a JSON value as it is.
+    static func collectionJSON(_ value: Value, _ attribute: Attribute, dateDecoding: DateDecoding, transformers: [String: any AttributeTransformer]) -> JSON {
+        let element: Attribute
+        switch attribute.type {
+        case .array(let type), .map(let type): element = Attribute(attribute.name, type)
+        default: element = Attribute(attribute.name, .string)  // not an array or map type: scalars as they are
+        }
+        switch value {
+        case .array(let elements): return .array(elements.map { json($0, element, dateDecoding: dateDecoding, transformers: transformers) })
+        case .map(let members): return .object(members.mapValues { json($0, element, dateDecoding: dateDecoding, transformers: transformers) })
+        case .json(let json): return json
+        default: return json(value, element, dateDecoding: dateDecoding, transformers: transformers)
         }
     }
 

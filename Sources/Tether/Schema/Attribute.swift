@@ -30,6 +30,16 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     case url
     /// A value converted by the ``AttributeTransformer`` registered under this name in the builder.
     case transformable(String)
+    /// An array of scalars of the element type (`string`, an integer type, `double`, `float`,
+    /// `bool` or `date`), read from a JSON array: GitHub's `topics: ["swift", "ios"]`, a poll's
+    /// `own_votes: [0, 2]`. Held as ``Value/array(_:)``; `.includes` finds an element.
+    indirect case array(AttributeType)
+    /// A string-keyed map of scalars of the element type (as for ``array(_:)``), read from a JSON
+    /// object: Stripe's `metadata` (`.map(.string)`). Held as ``Value/map(_:)``.
+    indirect case map(AttributeType)
+    /// Any JSON value, kept as it came (a settings blob, a server's free-form `extra`). Held as
+    /// ``Value/json(_:)``; a JSON `null` clears it, as it clears any attribute.
+    case json
 
     public var description: String {
         switch self {
@@ -46,6 +56,9 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .uuid: "uuid"
         case .url: "url"
         case .transformable(let name): "transformable(\(name))"
+        case .array(let element): "array(\(element))"
+        case .map(let element): "map(\(element))"
+        case .json: "json"
         }
     }
 }
@@ -61,8 +74,26 @@ extension AttributeType {
             return true
         case (.transformable, _):
             return true
+        case (.array(let element), .array(let values)):
+            return values.allSatisfy(element.accepts)
+        case (.map(let element), .map(let values)):
+            return values.values.allSatisfy(element.accepts)
+        case (.json, .json):
+            return true
         default:
             return false
+        }
+    }
+}
+
+extension AttributeType {
+    /// True for an array, a map or a JSON attribute, whose values are ``Value/array(_:)``,
+    /// ``Value/map(_:)`` or ``Value/json(_:)``: conditions do not compare them (`.includes`
+    /// finds an array's element) and sorts do not order by them.
+    public var isCollection: Bool {
+        switch self {
+        case .array, .map, .json: true
+        default: false
         }
     }
 }
@@ -93,6 +124,9 @@ extension AttributeType {
         if case .date(let date) = value, !date.timeIntervalSinceReferenceDate.isFinite || !DateDecoding.representableRange.contains(date) {
             throw StoreError(.invalidValue, entity: entity, member: attribute,
                              "\(entity).\(attribute) cannot store the date \(date.timeIntervalSince1970) (seconds since 1970): a date must be finite and within years 1 to 9999")
+        }
+        if value.isCollection, let problem = CollectionValues.problem(in: value) {
+            throw StoreError(.invalidValue, entity: entity, member: attribute, "\(entity).\(attribute) cannot store \(problem)")
         }
     }
 }

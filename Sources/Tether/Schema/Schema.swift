@@ -85,8 +85,24 @@ public struct Schema: Sendable, Hashable {
                     throw SchemaError(.duplicateName, entity: entity.name, member: name, "\(entity.name).\(name) is declared twice")
                 }
             }
+            for attribute in entity.attributes {
+                switch attribute.type {
+                case .array(let element), .map(let element):
+                    guard CollectionValues.isElementType(element) else {
+                        throw SchemaError(
+                            .unsupportedType, entity: entity.name, member: attribute.name,
+                            "\(entity.name).\(attribute.name) is \(attribute.type); the elements of an array or a map are strings, integers, doubles, floats, booleans or dates")
+                    }
+                default: break
+                }
+            }
             var identitySeen = Set<String>()
             for attribute in entity.identity {
+                if let type = entity.attribute(named: attribute)?.type, type.isCollection {
+                    throw SchemaError(
+                        .unsupportedType, entity: entity.name, member: attribute,
+                        "the identity of \(entity.name) names '\(attribute)', an attribute of type \(type); an identity is made of single values")
+                }
                 guard entity.attribute(named: attribute) != nil else {
                     throw SchemaError(
                         .missingIdentityAttribute, entity: entity.name, member: attribute,
@@ -155,6 +171,9 @@ public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let inverseMismatch = Kind(name: "inverseMismatch")
         /// An identity naming something that is not an attribute of the entity.
         public static let missingIdentityAttribute = Kind(name: "missingIdentityAttribute")
+        /// An attribute type a schema cannot use where it is: an array or map whose elements are
+        /// not scalars, or an array, map or JSON attribute in an identity.
+        public static let unsupportedType = Kind(name: "unsupportedType")
         public var description: String { name }
     }
 

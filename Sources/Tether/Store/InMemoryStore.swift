@@ -635,9 +635,7 @@ extension InMemoryStore {
         /// Checks the query's attributes; returns its entity's table.
         private func check(_ query: Query) throws -> Int {
             let info = try info(query.entity)
-            for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.attributeTypes[name] == nil {
-                throw StoreError(.unknownAttribute, entity: query.entity, member: name, "\(query.entity) has no attribute '\(name)'")
-            }
+            try QueryCheck.check(query) { info.attributeTypes[$0] }
             return info.table
         }
 

@@ -52,6 +52,10 @@ extension Query {
 /// Logic is two-valued: a comparison with an unset attribute is false (use ``isNull(_:)`` to find
 /// those), and ``not(_:)`` is true exactly when its condition is false, so `!.equal("name", "Bob")`
 /// includes objects without a name. SQL stores translate `NOT c` as `NOT coalesce(c, 0)`.
+///
+/// Arrays, maps and JSON values (``AttributeType/isCollection``) are compared with nothing: a
+/// comparison or ``in(_:_:)`` on one is false; ``includes(_:_:)`` finds an array's element, and
+/// ``isNull(_:)`` / ``isNotNull(_:)`` whether one is set.
 public indirect enum Condition: Sendable, Hashable {
     /// The attribute equals the value.
     case equal(String, Value)
@@ -75,6 +79,10 @@ public indirect enum Condition: Sendable, Hashable {
     case hasPrefix(String, String)
     /// Case-sensitive substring.
     case contains(String, String)
+    /// The array attribute (``AttributeType/array(_:)``) has an element equal to the value, as
+    /// ``equal(_:_:)`` compares: `.includes("topics", .string("swift"))`. False for an unset
+    /// array and for an attribute of another type.
+    case includes(String, Value)
     /// Every condition holds (true for an empty list).
     case and([Condition])
     /// At least one condition holds (false for an empty list).
@@ -119,6 +127,9 @@ public indirect enum Condition: Sendable, Hashable {
         case .contains(let n, let p):
             if case .string(let s)? = value(n) { return p.isEmpty || s.utf8.firstRange(of: p.utf8) != nil }
             return false
+        case .includes(let n, let v):
+            guard case .array(let elements)? = value(n) else { return false }
+            return elements.contains { Self.comparable($0, v) && Value.compare($0, v) == .orderedSame }
         case .and(let cs): return cs.allSatisfy { $0.matches(value: value) }
         case .or(let cs): return cs.contains { $0.matches(value: value) }
         case .not(let c): return !c.matches(value: value)
@@ -144,7 +155,7 @@ public indirect enum Condition: Sendable, Hashable {
         switch self {
         case .equal(let n, _), .notEqual(let n, _), .less(let n, _), .lessOrEqual(let n, _), .greater(let n, _),
             .greaterOrEqual(let n, _), .in(let n, _), .isNull(let n), .isNotNull(let n), .hasPrefix(let n, _),
-            .contains(let n, _):
+            .contains(let n, _), .includes(let n, _):
             return [n]
         case .and(let cs), .or(let cs): return cs.reduce(into: Set<String>()) { $0.formUnion($1.attributes) }
         case .not(let c): return c.attributes
