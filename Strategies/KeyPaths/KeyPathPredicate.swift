@@ -68,6 +68,12 @@ public struct KeyPathPredicate<Model: Sendable>: Sendable {
     public static func contains(_ keyPath: any KeyPath<Model, String> & Sendable, _ text: String) -> Self {
         Self { mapping throws(KeyPathMappingError) in .contains(try mapping.requireAttribute(keyPath), text) }
     }
+    /// The array property has an element equal to `element` (`Condition.includes`):
+    /// `.contains(\.tags, "swift")`.
+    public static func contains<E: KeyPathValue & AttributeValue>(_ keyPath: any KeyPath<Model, [E]> & Sendable, _ element: E) -> Self {
+        let value = element.attributeValue
+        return Self { mapping throws(KeyPathMappingError) in .includes(try mapping.requireAttribute(keyPath), value) }
+    }
 
     /// Both predicates hold.
     public static func && (lhs: Self, rhs: Self) -> Self {

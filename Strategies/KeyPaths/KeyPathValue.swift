@@ -67,3 +67,53 @@ extension Date: KeyPathValue { public static var attributeType: AttributeType { 
 extension Data: KeyPathValue { public static var attributeType: AttributeType { .data } }
 extension UUID: KeyPathValue { public static var attributeType: AttributeType { .uuid } }
 extension URL: KeyPathValue { public static var attributeType: AttributeType { .url } }
+
+/// An array of strings, integers, doubles, booleans or dates is an ``AttributeType/array(_:)``
+/// attribute (GitHub's `topics`).
+extension Array: KeyPathValue where Element: KeyPathValue & AttributeValue {
+    public static var attributeType: AttributeType { .array(Element.attributeType) }
+    /// The array of a stored array whose every element converts; nil otherwise.
+    public init?(storedValue: Value?) {
+        guard case .array(let values)? = storedValue else { return nil }
+        var elements: [Element] = []
+        elements.reserveCapacity(values.count)
+        for value in values {
+            guard let element = Element(attributeValue: value) else { return nil }
+            elements.append(element)
+        }
+        self = elements
+    }
+    public var storedValue: Value? { .array(map(\.attributeValue)) }
+}
+
+/// A `String`-keyed dictionary of strings, integers, doubles, booleans or dates is an
+/// ``AttributeType/map(_:)`` attribute (Stripe's `metadata`).
+extension Dictionary: KeyPathValue where Key == String, Value: KeyPathValue & AttributeValue {
+    public static var attributeType: AttributeType { .map(Value.attributeType) }
+    /// The dictionary of a stored map whose every value converts; nil otherwise.
+    public init?(storedValue: Tether.Value?) {
+        guard case .map(let values)? = storedValue else { return nil }
+        var members: [String: Value] = [:]
+        members.reserveCapacity(values.count)
+        for (key, value) in values {
+            guard let member = Value(attributeValue: value) else { return nil }
+            members[key] = member
+        }
+        self = members
+    }
+    public var storedValue: Tether.Value? { .map(mapValues(\.attributeValue)) }
+}
+
+/// Any JSON, kept as it came, is an ``AttributeType/json`` attribute; `JSON.null` is unset.
+extension JSON: KeyPathValue {
+    public static var attributeType: AttributeType { .json }
+    /// The JSON of a stored JSON value; `.null` for an unset attribute.
+    public init?(storedValue: Tether.Value?) {
+        switch storedValue {
+        case nil: self = .null
+        case .json(let json)?: self = json
+        default: return nil
+        }
+    }
+    public var storedValue: Tether.Value? { self == .null ? nil : .json(self) }
+}

@@ -219,11 +219,17 @@ private let repositoriesJSON = Data(#"""
     }
 
     @Test func modelsThatCannotBeEntitiesSaySo() throws {
+        // Arrays and maps of strings, numbers, Bools and Dates are attributes; of other values, not.
         struct Tags: EntityModel {
             var id: Int64
-            var tags: [String]
+            var tags: [UUID]
         }
         #expect { try Schema(models: [Tags.self]) } throws: { ($0 as? ModelError)?.kind == .unsupportedProperty && ($0 as? ModelError)?.member == "tags" }
+        struct Nested: EntityModel {
+            var id: Int64
+            var groups: [String: [String]]
+        }
+        #expect { try Schema(models: [Nested.self]) } throws: { ($0 as? ModelError)?.kind == .unsupportedProperty && ($0 as? ModelError)?.member == "groups" }
 
         struct Owner: EntityModel { var id: Int64 }
         struct Pet: EntityModel {

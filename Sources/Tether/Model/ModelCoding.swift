@@ -726,7 +726,7 @@ final class ModelEncoder: Encoder {
     func put<T: Encodable>(_ value: T, name: String) throws {
         // First: an empty `[String]` would pass for an empty array of models.
         if let collection = value as? any ModelCollectionValue {
-            encoded.values[name] = collection.storedValue
+            if let stored = collection.storedValue { encoded.values[name] = stored } else { encoded.nulls.insert(name) }
         } else if let model = value as? any EntityModel {
             encoded.toOne[name] = model
         } else if let models = value as? [any EntityModel] {

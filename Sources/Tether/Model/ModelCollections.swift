@@ -8,8 +8,8 @@ protocol ModelCollectionValue {
     static var attributeType: AttributeType { get }
     /// The probe's value: empty, or with one element (marked).
     static func probe(marked: Bool) -> Self
-    /// The stored value.
-    var storedValue: Value { get }
+    /// The stored value; nil for none (a JSON `null`, which clears the attribute).
+    var storedValue: Value? { get }
     /// The property value of a stored value; nil when it is not one.
     init?(storedValue: Value)
 }
@@ -61,7 +61,7 @@ extension Date: ModelElement {
 extension Array: ModelCollectionValue where Element: ModelElement {
     static var attributeType: AttributeType { .array(Element.elementType) }
     static func probe(marked: Bool) -> Self { marked ? [Element.probeElement] : [] }
-    var storedValue: Value { .array(map(\.attributeValue)) }
+    var storedValue: Value? { .array(map(\.attributeValue)) }
     init?(storedValue: Value) {
         guard case .array(let values) = storedValue else { return nil }
         var elements: [Element] = []
@@ -77,7 +77,7 @@ extension Array: ModelCollectionValue where Element: ModelElement {
 extension Dictionary: ModelCollectionValue where Key == String, Value: ModelElement {
     static var attributeType: AttributeType { .map(Value.elementType) }
     static func probe(marked: Bool) -> Self { marked ? ["\u{1}": Value.probeElement] : [:] }
-    var storedValue: Tether.Value { .map(mapValues(\.attributeValue)) }
+    var storedValue: Tether.Value? { .map(mapValues(\.attributeValue)) }
     init?(storedValue: Tether.Value) {
         guard case .map(let values) = storedValue else { return nil }
         var members: [String: Value] = [:]
@@ -93,7 +93,7 @@ extension Dictionary: ModelCollectionValue where Key == String, Value: ModelElem
 extension JSON: ModelCollectionValue {
     static var attributeType: AttributeType { .json }
     static func probe(marked: Bool) -> JSON { marked ? .string("\u{1}") : .null }
-    var storedValue: Tether.Value { .json(self) }
+    var storedValue: Tether.Value? { self == .null ? nil : .json(self) }
     init?(storedValue: Tether.Value) {
         guard case .json(let json) = storedValue else { return nil }
         self = json

@@ -33,6 +33,8 @@ package enum CollectionValues {
         case .map(let members):
             for (k, v) in members { if let p = scalar(v) { return "the value of '\(k)': \(p)" } }
             return nil
+        case .json(.null):
+            return "a JSON null: null is no value (clear the attribute instead)"
         case .json(let value):
             return jsonProblem(value, "$")
         default:
