@@ -16,10 +16,10 @@ extension SQLiteTransaction: ModelRowReader {
 
     package func forEachRow(_ query: Query, attributes: [String], toOne: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws -> Bool {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) { return false }
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) { return false }
         let types = try AttributeType.types(of: attributes, in: info.types, entity: query.entity)
-        let (sql, arguments) = select(try columns(info, attributes, toOne), query, info)
+        let (sql, arguments) = try select(try columns(info, attributes, toOne), query, info, paths)
         try read(sql, arguments, entity: query.entity, types, toOne.count, row)
         return true
     }
@@ -28,19 +28,19 @@ extension SQLiteTransaction: ModelRowReader {
                             _ row: (ObjectID, [Value?]) throws -> Void) throws {
         let info = try info(entity)
         let types = try AttributeType.types(of: attributes, in: info.types, entity: entity)
-        let columns = try columns(info, attributes, toOne)
+        let columns = try columns(info, attributes, toOne).map(quote).joined(separator: ", ")
         try chunked(ids.map(\.rowID)) { chunk in
             try read("SELECT \(columns) FROM \(info.table) WHERE \"rowid\" IN (\(placeholders(chunk.count)))",
                      chunk.map { .int($0) }, entity: entity, types, toOne.count, row)
         }
     }
 
-    /// `"rowid"`, the attributes' columns, then the foreign key columns of `toOne`.
-    private func columns(_ info: Layout.EntityInfo, _ attributes: [String], _ toOne: [String]) throws -> String {
+    /// `rowid`, the attributes' columns, then the foreign key columns of `toOne` (unquoted names).
+    private func columns(_ info: Layout.EntityInfo, _ attributes: [String], _ toOne: [String]) throws -> [String] {
         for name in toOne where rowRelationships(of: info.entity.name, among: [name]).isEmpty {
             throw StoreError(.unsupported, entity: info.entity.name, member: name, "\(info.entity.name).\(name) is not kept in the row")
         }
-        return (["\"rowid\""] + (attributes + toOne).map(quote)).joined(separator: ", ")
+        return ["rowid"] + attributes + toOne
     }
 
     private func read(_ sql: String, _ arguments: [SQLValue], entity: String, _ types: [AttributeType], _ toOne: Int,

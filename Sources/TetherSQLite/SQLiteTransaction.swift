@@ -282,16 +282,19 @@ public final class SQLiteTransaction: StoreWriter {
         try !connection.query("SELECT 1 FROM \(info.table) WHERE \"rowid\" = ?", [.int(rowID)], context: "reading") { _ in true }.isEmpty
     }
 
-    func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
-        try QueryCheck.check(query) { info.types[$0] }
+    /// The names `query` uses, resolved and checked (`QueryCheck`: attributes and paths through
+    /// to-one relationships, no sort by a collection).
+    func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws -> [String: AttributePath] {
+        try QueryCheck.check(query) { layout.entities[$0]?.entity }
     }
 
-    /// Queries on decimal or transformable attributes are evaluated in Swift (SQLite cannot order
-    /// them as Tether does); everything else is translated to SQL.
-    func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
-        (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)).contains { name in
-            switch info.types[name] {
-            case .decimal?, .transformable?: true
+    /// Queries on decimal or transformable attributes (an entity's own, or at the end of a path)
+    /// are evaluated in Swift (SQLite cannot order them as Tether does); everything else is
+    /// translated to SQL.
+    func needsSwift(_ paths: [String: AttributePath]) -> Bool {
+        paths.values.contains { path in
+            switch path.type {
+            case .decimal, .transformable: true
             default: false
             }
         }
@@ -303,35 +306,56 @@ public final class SQLiteTransaction: StoreWriter {
         }
     }
 
+    /// A query evaluated in Swift (`needsSwift`): every object of the entity, with the values of
+    /// the paths the query names read beside them (one joined read).
+    private func evaluateInSwift(_ query: Query, _ info: Layout.EntityInfo, _ paths: [String: AttributePath]) throws -> [Object] {
+        let objects = try allObjects(info)
+        let named = paths.filter { $0.value.isPath }
+        guard !named.isEmpty else { return query.apply(to: objects) }
+        let scope = try QueryScope(named, info, transaction: self)
+        let names = named.keys.sorted()
+        var values: [Int64: [String: Value]] = [:]
+        let sql = "SELECT \(scope.select(["rowid"])), " + names.map { scope.column($0) }.joined(separator: ", ") + " FROM \(scope.from)"
+        try connection.run(sql, [], context: "reading \(info.entity.name)") { row in
+            var rowValues: [String: Value] = [:]
+            for (i, name) in names.enumerated() {
+                if let value = Codec.decode(row, i + 1, as: named[name]!.type) { rowValues[name] = value }
+            }
+            values[row.int(0)] = rowValues
+        }
+        return query.apply(to: objects) { values[$0.rowID] ?? [:] }
+    }
+
     public func fetch(_ query: Query) throws -> [Object] {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) {
-            return query.apply(to: try allObjects(info))
-        }
-        let (sql, arguments) = select(info.selectColumns, query, info)
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) { return try evaluateInSwift(query, info, paths) }
+        let (sql, arguments) = try select(["rowid"] + info.entity.attributes.map(\.name), query, info, paths)
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { decodeObject(info, $0) }
     }
 
     /// The ids `fetch` would find, read from the `rowid`s alone.
     public func ids(_ query: Query) throws -> [ObjectID] {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) { return query.apply(to: try allObjects(info)).map(\.id) }
-        let (sql, arguments) = select("\"rowid\"", query, info)
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) { return try evaluateInSwift(query, info, paths).map(\.id) }
+        let (sql, arguments) = try select(["rowid"], query, info, paths)
         let entity = query.entity
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { ObjectID(entity: entity, rowID: $0.int(0)) }
     }
 
-    /// The SQL and arguments that select `columns` of the rows `query` finds, in its order and
-    /// window (ties by `rowid`), for a query SQLite can evaluate (`needsSwift` false).
-    func select(_ columns: String, _ query: Query, _ info: Layout.EntityInfo) -> (sql: String, arguments: [SQLValue]) {
+    /// The SQL and arguments that select `columns` (the entity's own: `rowid`, attributes,
+    /// foreign keys) of the rows `query` finds, in its order and window (ties by `rowid`), for a
+    /// query SQLite can evaluate (`needsSwift` false); paths are read through joins (`QueryScope`).
+    func select(_ columns: [String], _ query: Query, _ info: Layout.EntityInfo, _ paths: [String: AttributePath]) throws -> (sql: String, arguments: [SQLValue]) {
+        let scope = try QueryScope(paths, info, transaction: self)
         var arguments: [SQLValue] = []
-        var sql = "SELECT \(columns) FROM \(info.table)"
+        var sql = "SELECT \(scope.select(columns)) FROM \(scope.from)"
         if let condition = query.condition {
-            sql += " WHERE " + translate(condition, info, &arguments)
+            sql += " WHERE " + translate(condition, scope, &arguments)
         }
-        sql += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
+        sql += " ORDER BY " + (query.sort.map { "\(scope.column($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + [scope.column("rowid") + " ASC"])
+            .joined(separator: ", ")
         if query.limit != nil || query.offset > 0 {
             sql += " LIMIT ? OFFSET ?"
             arguments.append(.int(Int64(query.limit.map { max(0, $0) } ?? -1)))
@@ -342,25 +366,28 @@ public final class SQLiteTransaction: StoreWriter {
 
     public func count(_ query: Query) throws -> Int {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) {
-            return try allObjects(info).reduce(0) { $0 + ((query.condition?.matches($1.values) ?? true) ? 1 : 0) }
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) {
+            return try evaluateInSwift(Query(query.entity, where: query.condition), info, paths).count
         }
+        let scope = try QueryScope(paths, info, transaction: self)
         var arguments: [SQLValue] = []
-        var sql = "SELECT count(*) FROM \(info.table)"
+        var sql = "SELECT count(*) FROM \(scope.from)"
         if let condition = query.condition {
-            sql += " WHERE " + translate(condition, info, &arguments)
+            sql += " WHERE " + translate(condition, scope, &arguments)
         }
         return try connection.query(sql, arguments, context: "counting \(query.entity)") { Int($0.int(0)) }.first ?? 0
     }
 
     /// SQL for a condition, two-valued like ``Condition/matches(_:)``: every comparison is false
-    /// (not NULL) for an unset attribute, so `NOT` keeps its meaning.
-    func translate(_ condition: Condition, _ info: Layout.EntityInfo, _ arguments: inout [SQLValue]) -> String {
+    /// (not NULL) for an unset attribute, so `NOT` keeps its meaning. Names are read as `scope`
+    /// says (a path through its joins).
+    func translate(_ condition: Condition, _ scope: QueryScope, _ arguments: inout [SQLValue]) -> String {
         func compare(_ name: String, _ value: Value, _ op: String) -> String {
-            guard let argument = Codec.comparisonArgument(info.types[name]!, value) else { return "0" }
+            guard let argument = Codec.comparisonArgument(scope.type(name)!, value) else { return "0" }
             arguments.append(argument)
-            return "(\(quote(name)) \(op) ? AND \(quote(name)) IS NOT NULL)"
+            let column = scope.column(name)
+            return "(\(column) \(op) ? AND \(column) IS NOT NULL)"
         }
         switch condition {
         case .equal(let n, let v): return compare(n, v, "=")
@@ -370,39 +397,43 @@ public final class SQLiteTransaction: StoreWriter {
         case .greater(let n, let v): return compare(n, v, ">")
         case .greaterOrEqual(let n, let v): return compare(n, v, ">=")
         case .in(let n, let vs):
-            let values = vs.compactMap { Codec.comparisonArgument(info.types[n]!, $0) }
+            let values = vs.compactMap { Codec.comparisonArgument(scope.type(n)!, $0) }
             guard !values.isEmpty else { return "0" }
             arguments.append(contentsOf: values)
-            return "(\(quote(n)) IN (\(placeholders(values.count))) AND \(quote(n)) IS NOT NULL)"
-        case .isNull(let n): return "(\(quote(n)) IS NULL)"
-        case .isNotNull(let n): return "(\(quote(n)) IS NOT NULL)"
+            let column = scope.column(n)
+            return "(\(column) IN (\(placeholders(values.count))) AND \(column) IS NOT NULL)"
+        case .isNull(let n): return "(\(scope.column(n)) IS NULL)"
+        case .isNotNull(let n): return "(\(scope.column(n)) IS NOT NULL)"
         case .hasPrefix(let n, let p):
-            guard info.types[n] == .string else { return "0" }
-            guard !p.isEmpty else { return "(\(quote(n)) IS NOT NULL)" }
+            guard scope.type(n) == .string else { return "0" }
+            let column = scope.column(n)
+            guard !p.isEmpty else { return "(\(column) IS NOT NULL)" }
             // By UTF-8 bytes: on text, length() stops at a NUL and substr() counts characters. On
             // an empty blob substr() is NULL, hence the coalesce (NOT must stay two-valued).
             arguments.append(.int(Int64(p.utf8.count)))
             arguments.append(.blob(Data(p.utf8)))
-            return "(\(quote(n)) IS NOT NULL AND coalesce(substr(CAST(\(quote(n)) AS BLOB), 1, ?), x'') = ?)"
+            return "(\(column) IS NOT NULL AND coalesce(substr(CAST(\(column) AS BLOB), 1, ?), x'') = ?)"
         case .contains(let n, let p):
-            guard info.types[n] == .string else { return "0" }
+            guard scope.type(n) == .string else { return "0" }
+            let column = scope.column(n)
             arguments.append(.text(p))
-            return "(\(quote(n)) IS NOT NULL AND instr(\(quote(n)), ?) > 0)"
+            return "(\(column) IS NOT NULL AND instr(\(column), ?) > 0)"
         case .includes(let n, let v):
             // The column holds the array's JSON text (`Codec`): an element equal to the value, as
             // `compare` compares (json_each gives each element as an SQL value).
-            guard case .array(let element)? = info.types[n], let (argument, jsonType) = Codec.elementArgument(element, v) else { return "0" }
+            guard case .array(let element)? = scope.type(n), let (argument, jsonType) = Codec.elementArgument(element, v) else { return "0" }
             arguments.append(argument)
+            let column = scope.column(n)
             let typed = jsonType.map { " AND \"type\" = '\($0)'" } ?? ""
-            return "(\(quote(n)) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(\(quote(n))) WHERE \"value\" = ?\(typed)))"
+            return "(\(column) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(\(column)) WHERE \"value\" = ?\(typed)))"
         case .and(let cs):
             guard !cs.isEmpty else { return "1" }
-            return "(" + cs.map { translate($0, info, &arguments) }.joined(separator: " AND ") + ")"
+            return "(" + cs.map { translate($0, scope, &arguments) }.joined(separator: " AND ") + ")"
         case .or(let cs):
             guard !cs.isEmpty else { return "0" }
-            return "(" + cs.map { translate($0, info, &arguments) }.joined(separator: " OR ") + ")"
+            return "(" + cs.map { translate($0, scope, &arguments) }.joined(separator: " OR ") + ")"
         case .not(let c):
-            return "(NOT " + translate(c, info, &arguments) + ")"
+            return "(NOT " + translate(c, scope, &arguments) + ")"
         }
     }
 

@@ -59,8 +59,26 @@ import TetherTestSupport
             Attribute("url", .url)
             Attribute("t", .transformable("Any"))
             for (name, type) in collections { Attribute(name, type) }
+            // Paths through to-one relationships: a foreign key on this table (`parent`), its
+            // to-many inverse, and a one-to-one whose foreign key is on the other table (`tag`).
+            Relationship.toOne("parent", "Thing", inverse: "children")
+            Relationship.toMany("children", "Thing", inverse: "parent")
+            Relationship.toOne("tag", "Tag", inverse: "thing")
+        }
+        Entity("Tag", identity: "id") {
+            Attribute("id", .int64)
+            Attribute("s", .string)
+            Attribute("dec", .decimal)
+            Relationship.toOne("thing", "Thing", inverse: "tag")
         }
     }
+
+    /// Paths a condition or sort key may name, with their attribute's type.
+    static let paths: [(String, AttributeType)] = [
+        ("parent.s", .string), ("parent.i64", .int64), ("parent.d", .double), ("parent.dt", .date), ("parent.b", .bool),
+        ("parent.dec", .decimal), ("parent.parent.s", .string), ("parent.parent.i32", .int32), ("parent.as", .array(.string)),
+        ("tag.s", .string), ("tag.dec", .decimal), ("tag.thing.i64", .int64), ("parent.tag.s", .string),
+    ]
 
     // MARK: Adversarial values
 
@@ -194,7 +212,7 @@ import TetherTestSupport
         }
 
         mutating func condition(depth: Int = 0) -> Condition {
-            let (name, type) = pick(QueryDifferentialTests.attributes + QueryDifferentialTests.collections)
+            let (name, type) = chance(0.25) ? pick(QueryDifferentialTests.paths) : pick(QueryDifferentialTests.attributes + QueryDifferentialTests.collections)
             let leaf = depth >= 3 || chance(0.6)
             if !leaf {
                 switch int(3) {
@@ -218,8 +236,8 @@ import TetherTestSupport
             case 6: return .in(name, (0..<int(5)).map { _ in operand(type) })
             case 7: return .isNull(name)
             case 8: return .isNotNull(name)
-            case 9: return .hasPrefix(chance(0.8) ? pick(["s", "s2"]) : name, chance(0.2) ? "" : pattern())
-            default: return .contains(chance(0.8) ? pick(["s", "s2"]) : name, chance(0.2) ? "" : pattern())
+            case 9: return .hasPrefix(chance(0.8) ? pick(["s", "s2", "parent.s", "tag.s"]) : name, chance(0.2) ? "" : pattern())
+            default: return .contains(chance(0.8) ? pick(["s", "s2", "parent.parent.s"]) : name, chance(0.2) ? "" : pattern())
             }
         }
 
@@ -235,7 +253,8 @@ import TetherTestSupport
 
         mutating func query() -> Query {
             let condition: Condition? = chance(0.1) ? nil : self.condition()
-            let sort = (0..<int(4)).map { _ in Sort(pick(QueryDifferentialTests.attributes).0, ascending: chance(0.5)) }
+            let sortable = QueryDifferentialTests.attributes + QueryDifferentialTests.paths.filter { !$0.1.isCollection }
+            let sort = (0..<int(4)).map { _ in Sort(pick(sortable).0, ascending: chance(0.5)) }
             let limit: Int? = chance(0.6) ? nil : (chance(0.05) ? Int.max : int(60))
             let offset = chance(0.6) ? 0 : (chance(0.02) ? Int.max : int(80))
             return Query("Thing", where: condition, sortedBy: sort, limit: limit, offset: offset)
@@ -244,16 +263,43 @@ import TetherTestSupport
 
     // MARK: The comparison
 
-    static func stores(_ rows: [[String: Value]], in directory: TemporaryDirectory) async throws -> (InMemoryStore, SQLiteStore) {
+    /// The links of the rows: each row's parent (a row id, or none) and tag (values of a Tag, or none).
+    struct Links: Sendable {
+        var parents: [Int64?] = []
+        var tags: [[String: Value]?] = []
+
+        init() {}
+
+        init(count: Int, _ generator: inout Generator) {
+            for i in 0..<count {
+                parents.append(generator.chance(0.25) || i == 0 ? nil : Int64(generator.int(count) + 1))  // cycles too
+                tags.append(generator.chance(0.4) ? nil : [
+                    "s": generator.value(.string), "dec": generator.value(.decimal),
+                ].filter { _ in !generator.chance(0.2) })
+            }
+        }
+    }
+
+    static func stores(_ rows: [[String: Value]], links: Links = Links(), in directory: TemporaryDirectory) async throws -> (InMemoryStore, SQLiteStore) {
         let memory = InMemoryStore()
         let sqlite = try SQLiteStore(path: directory.path())
         for store in [memory, sqlite] as [any Store] {
             try store.prepare(for: schema)
             try await store.write { writer in
+                var ids: [ObjectID] = []
                 for (i, row) in rows.enumerated() {
                     var values = row
                     values["id"] = .int(Int64(i + 1))
-                    _ = try writer.insert("Thing", values: values)
+                    ids.append(try writer.insert("Thing", values: values).id)
+                }
+                for (i, parent) in links.parents.enumerated() {
+                    if let parent { try writer.setRelated("parent", of: ids[i], to: [ids[Int(parent) - 1]]) }
+                }
+                for (i, tag) in links.tags.enumerated() {
+                    guard var tag else { continue }
+                    tag["id"] = .int(Int64(i + 1))
+                    let inserted = try writer.insert("Tag", values: tag)
+                    try writer.setRelated("thing", of: inserted.id, to: [ids[i]])
                 }
             }
         }
@@ -281,8 +327,9 @@ import TetherTestSupport
         for seed in Self.seeds {
             var generator = Generator(random: SeededRandom(seed: seed))
             let rows = (0..<Self.objects).map { _ in generator.object() }
+            let links = Links(count: rows.count, &generator)
             let directory = try TemporaryDirectory()
-            let (memory, sqlite) = try await Self.stores(rows, in: directory)
+            let (memory, sqlite) = try await Self.stores(rows, links: links, in: directory)
 
             // What was stored reads back the same (Value ==: strings by bytes, -0.0 == 0).
             let all = Query("Thing")

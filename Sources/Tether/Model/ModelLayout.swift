@@ -29,6 +29,8 @@ final class ModelLayout<Model: EntityModel>: Sendable {
     private let base: Model
     private let marked: [(name: String, model: Model)]
     private let names = Mutex<[KeyPathKey: String]>([:])
+    /// The paths through relationships key paths read (``queryName(of:)``).
+    private let paths = Mutex<[KeyPathKey: String]>([:])
 
     /// Key paths are immutable: sharing one between threads is safe.
     private struct KeyPathKey: Hashable, @unchecked Sendable {
@@ -69,6 +71,17 @@ final class ModelLayout<Model: EntityModel>: Sendable {
         return name
     }
 
+    /// `name(of:)`, or for a key path through optional to-one relationships
+    /// (`\.repository?.owner?.login`) the dotted path of the attribute it reads
+    /// (`"repository.owner.login"`, ``pathName(of:)``): what a condition or a sort key names.
+    func queryName<V: Encodable>(of keyPath: KeyPath<Model, V>) -> String? {
+        if let own = name(of: keyPath) { return own }
+        if let known = paths.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
+        guard let path = pathName(of: keyPath) else { return nil }
+        paths.withLock { $0[KeyPathKey(keyPath: keyPath)] = path }
+        return path
+    }
+
     /// `name(of:)`, or an ``ModelError/Kind/unmappedKeyPath`` error.
     func requireName<V: Encodable>(of keyPath: KeyPath<Model, V>, for use: String) throws(ModelError) -> String {
         guard let name = name(of: keyPath) else {
@@ -82,7 +95,11 @@ final class ModelLayout<Model: EntityModel>: Sendable {
     /// `requireName(of:for:)` for a key path that must read an attribute (a predicate or a
     /// sort): a relationship has no value to compare.
     func requireAttributeName<V: Encodable>(of keyPath: KeyPath<Model, V>, for use: String) throws(ModelError) -> String {
-        let name = try requireName(of: keyPath, for: use)
+        guard let name = queryName(of: keyPath) else {
+            throw ModelError(
+                .unmappedKeyPath, entity: entityName,
+                "\(entityName): the key path in \(use) reads no coded property of \(Model.self) (a computed property, one left out of its CodingKeys, or a path through more than \(Self.pathDepth) to-one relationships)")
+        }
         if self[member: name]?.isRelationship == true {
             throw ModelError(
                 .unmappedKeyPath, entity: entityName, member: name,

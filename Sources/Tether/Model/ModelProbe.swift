@@ -52,7 +52,14 @@ struct ModelProbe {
     let entity: String
 
     func decode<M: EntityModel>(_ type: M.Type, marking marked: String?) throws(ModelError) -> (model: M, members: [ModelMember]) {
-        let state = State(entity: entity, marked: marked)
+        try decode(type, markingPath: marked.map { [$0] } ?? [])
+    }
+
+    /// A model whose to-one relationships along `path` lead to probe models, the last member of
+    /// the path marked: `["repository", "owner", "login"]` gives an issue whose repository's
+    /// owner's login is marked (its other relationships nil or empty).
+    func decode<M: EntityModel>(_ type: M.Type, markingPath path: [String]) throws(ModelError) -> (model: M, members: [ModelMember]) {
+        let state = State(entity: entity, path: path)
         do {
             let model = try M(from: Decoder(state: state))
             if let failure = state.failure { throw failure }
@@ -68,12 +75,16 @@ struct ModelProbe {
 
     final class State {
         let entity: String
+        /// The member marked, or the to-one relationship the marked path goes through first.
         let marked: String?
+        /// The rest of the marked path, for the related model's probe.
+        let rest: [String]
         var members: [ModelMember] = []
         var failure: ModelError?
-        init(entity: String, marked: String?) {
+        init(entity: String, path: [String]) {
             self.entity = entity
-            self.marked = marked
+            self.marked = path.first
+            self.rest = Array(path.dropFirst())
         }
 
         func fail(_ error: ModelError) -> ModelError {
@@ -96,7 +107,7 @@ struct ModelProbe {
                 }
                 members.append(ModelMember(name: name, kind: .toOne(model)))
                 guard marked else { throw Absent() }
-                return try probe(model) as! T
+                return try probe(model, markingPath: rest) as! T
             }
             if let array = T.self as? any ModelArray.Type {
                 members.append(ModelMember(name: name, kind: .toMany(array.elementModel)))
@@ -134,9 +145,9 @@ struct ModelProbe {
             return decoded
         }
 
-        private func probe(_ model: any EntityModel.Type) throws -> any EntityModel {
+        private func probe(_ model: any EntityModel.Type, markingPath path: [String] = []) throws -> any EntityModel {
             func make<D: EntityModel>(_ type: D.Type) throws -> D {
-                try ModelProbe(entity: D.entityName).decode(D.self, marking: nil).model
+                try ModelProbe(entity: D.entityName).decode(D.self, markingPath: path).model
             }
             return try make(model)
         }

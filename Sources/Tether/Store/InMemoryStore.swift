@@ -512,7 +512,7 @@ extension InMemoryStore {
             version = StoreVersion(commits: state.commits)
         }
 
-        private func info(_ entity: String) throws -> EntityInfo {
+        func info(_ entity: String) throws -> EntityInfo {
             guard state.prepared else { throw StoreError(.notPrepared, "the store was not prepared with a schema") }
             guard let info = state.entities[entity] else {
                 throw StoreError(.unknownEntity, entity: entity, "unknown entity '\(entity)'")
@@ -520,7 +520,7 @@ extension InMemoryStore {
             return info
         }
 
-        private func relationship(_ entity: String, _ name: String) throws -> (index: Int, forward: Bool, destination: String) {
+        func relationship(_ entity: String, _ name: String) throws -> (index: Int, forward: Bool, destination: String) {
             guard let found = try info(entity).relationships[name] else {
                 throw StoreError(.unknownRelationship, entity: entity, member: name, "\(entity) has no relationship '\(name)'")
             }
@@ -595,48 +595,47 @@ extension InMemoryStore {
             state.tables[info.table].remoteRecords[id.rowID] = record
         }
 
-        /// The condition is evaluated on the rows' positional values; only the objects that match
-        /// are built, then sorted and paged.
+        /// The condition is evaluated on the rows' positional values (a path's by following the
+        /// links: ``PathReader``); only the objects that match are built, then sorted and paged.
         func fetch(_ query: Query) throws -> [Object] {
-            let table = state.tables[try check(query)]
+            let (tableIndex, reader) = try check(query)
+            let table = state.tables[tableIndex]
             var objects: [Object] = []
             table.forEachRow { row in
-                guard query.condition.map({ matches($0, table, row) }) ?? true else { return }
+                guard query.condition.map({ reader.matches($0, row) }) ?? true else { return }
                 objects.append(Object(id: ObjectID(entity: query.entity, rowID: row), values: table.values(row)))
             }
             var rest = query
             rest.condition = nil
-            return rest.apply(to: objects)
+            guard reader.sortsByPath(query) else { return rest.apply(to: objects) }
+            return rest.apply(to: objects) { reader.values(of: $0.rowID, query.sort.map(\.attribute)) }
         }
 
         func ids(_ query: Query) throws -> [ObjectID] {
             guard query.sort.isEmpty, query.limit == nil, query.offset == 0 else { return try fetch(query).map(\.id) }
-            let table = state.tables[try check(query)]
+            let (tableIndex, reader) = try check(query)
+            let table = state.tables[tableIndex]
             var ids: [ObjectID] = []
             table.forEachRow { row in
-                if query.condition.map({ matches($0, table, row) }) ?? true { ids.append(ObjectID(entity: query.entity, rowID: row)) }
+                if query.condition.map({ reader.matches($0, row) }) ?? true { ids.append(ObjectID(entity: query.entity, rowID: row)) }
             }
             return ids
         }
 
         func count(_ query: Query) throws -> Int {
-            let table = state.tables[try check(query)]
+            let (tableIndex, reader) = try check(query)
+            let table = state.tables[tableIndex]
             guard let condition = query.condition else { return table.liveCount }
             var count = 0
-            table.forEachRow { row in if matches(condition, table, row) { count += 1 } }
+            table.forEachRow { row in if reader.matches(condition, row) { count += 1 } }
             return count
         }
 
-        @inline(__always)
-        private func matches(_ condition: Condition, _ table: Table, _ row: Int64) -> Bool {
-            condition.matches { name in table.positions[name].flatMap { table.value(row, $0) } }
-        }
-
-        /// Checks the query's attributes; returns its entity's table.
-        private func check(_ query: Query) throws -> Int {
+        /// Checks the query's names; returns its entity's table and how to read its names' values.
+        private func check(_ query: Query) throws -> (Int, PathReader) {
             let info = try info(query.entity)
-            try QueryCheck.check(query) { info.attributeTypes[$0] }
-            return info.table
+            let paths = try QueryCheck.check(query) { state.entities[$0]?.entity }
+            return (info.table, try PathReader(paths, table: info.table, in: self))
         }
 
         func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {

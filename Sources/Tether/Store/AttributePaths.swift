@@ -1,0 +1,93 @@
+/// A name a condition or a sort key uses: an attribute of the query's entity (`"title"`), or a
+/// dotted path through to-one relationships to an attribute of the last one's destination
+/// (`"repository.owner.login"`). Both stores resolve names with ``AttributePaths/resolve(_:in:entity:)``,
+/// so they accept and refuse the same paths; a path's value is the attribute's value on the
+/// object the relationships lead to, and unset when a relationship on the way has no target.
+package struct AttributePath: Sendable, Hashable {
+    /// One to-one relationship on the way.
+    package struct Hop: Sendable, Hashable {
+        /// The relationship's name on the entity the hop starts from.
+        package let relationship: String
+        /// The entity the hop starts from.
+        package let source: String
+        /// The entity the relationship leads to.
+        package let destination: String
+    }
+
+    /// The name as the query wrote it.
+    package let name: String
+    /// The relationships followed, in order (empty for an attribute of the entity itself).
+    package let hops: [Hop]
+    /// The attribute read on the last entity.
+    package let attribute: String
+    /// Its type.
+    package let type: AttributeType
+
+    /// Whether the name goes through a relationship.
+    package var isPath: Bool { !hops.isEmpty }
+    /// The entity whose attribute is read.
+    package var entity: String? { hops.last?.destination }
+}
+
+/// Resolution of the names a query uses.
+package enum AttributePaths {
+    /// Resolves `name` against `entity` (an attribute's own name first, so that a name with a
+    /// dot that is an attribute stays one). `entities` gives an entity of the schema by name.
+    ///
+    /// Errors: ``StoreError/Kind/unknownAttribute`` for a name that is neither an attribute nor
+    /// a path, ``StoreError/Kind/unsupported`` for a path through a to-many relationship or one
+    /// that ends at a relationship.
+    package static func resolve(_ name: String, in entities: (String) -> Entity?, entity: Entity) throws -> AttributePath {
+        if let attribute = entity.attribute(named: name) {
+            return AttributePath(name: name, hops: [], attribute: name, type: attribute.type)
+        }
+        let components = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard components.count > 1 else {
+            throw StoreError(.unknownAttribute, entity: entity.name, member: name, "\(entity.name) has no attribute '\(name)'")
+        }
+        var current = entity
+        var hops: [AttributePath.Hop] = []
+        for component in components.dropLast() {
+            guard let relationship = current.relationship(named: component) else {
+                throw StoreError(
+                    .unknownAttribute, entity: entity.name, member: name,
+                    "\(entity.name) has no attribute '\(name)': \(current.name) has no relationship '\(component)'")
+            }
+            guard !relationship.isToMany else {
+                throw StoreError(
+                    .unsupported, entity: entity.name, member: name,
+                    "'\(name)' goes through \(current.name).\(component), a to-many relationship; a path goes through to-one relationships only")
+            }
+            guard let destination = entities(relationship.destination) else {
+                throw StoreError(.unknownEntity, entity: relationship.destination, "unknown entity '\(relationship.destination)'")
+            }
+            hops.append(AttributePath.Hop(relationship: component, source: current.name, destination: destination.name))
+            current = destination
+        }
+        let last = components[components.count - 1]
+        guard let attribute = current.attribute(named: last) else {
+            let what = current.relationship(named: last) != nil ? "a relationship, not an attribute" : "no attribute of \(current.name)"
+            throw StoreError(
+                current.relationship(named: last) != nil ? .unsupported : .unknownAttribute, entity: entity.name, member: name,
+                "'\(name)' ends at '\(last)', \(what); a path ends at an attribute")
+        }
+        return AttributePath(name: name, hops: hops, attribute: last, type: attribute.type)
+    }
+}
+
+extension Query {
+    /// ``apply(to:)`` for a query whose condition or sort keys name paths: `pathValues` gives the
+    /// values of the paths for an object (by name), which are set beside its own values while the
+    /// query is evaluated; the objects returned hold their own values only.
+    package func apply(to objects: [Object], pathValues: (ObjectID) -> [String: Value]) -> [Object] {
+        var originals: [ObjectID: Object] = [:]
+        originals.reserveCapacity(objects.count)
+        let extended = objects.map { object -> Object in
+            originals[object.id] = object
+            var values = object.values
+            values.merge(pathValues(object.id)) { own, _ in own }
+            return Object(id: object.id, values: values)
+        }
+        return apply(to: extended).map { originals[$0.id]! }
+    }
+}
