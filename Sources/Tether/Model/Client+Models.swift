@@ -466,13 +466,20 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> ModelResults<Model>? {
             guard let snapshot = try await base.next() else { return nil }
+            let layout = try client.modelLayout(Model.self)
+            func flat(_ object: Object) throws -> Model {
+                try Model(from: ObjectDecoder(object: object, layout: layout, related: [:], depth: 0))
+            }
             let models: [Model]
             if depth == 0 {
-                let layout = try client.modelLayout(Model.self)
-                models = try snapshot.objects.map { try Model(from: ObjectDecoder(object: $0, layout: layout, related: [:], depth: 0)) }
+                models = try snapshot.objects.map(flat)
                 client.modelReads.record(snapshot.objects.map { ($0.id, ModelReads.State(.object($0.values))) })
             } else {
-                models = try await client.models(snapshot.objects.map(\.id), as: Model.self, depth: depth)
+                let reader = client.modelReader, ids = snapshot.objects.map(\.id), depth = self.depth
+                let read = try await client.store.read { try reader.models(ids, as: Model.self, reader: $0, depth: depth) }
+                // An object deleted since the snapshot keeps its place, with the snapshot's values
+                // (its next state comes with the change that deleted it).
+                models = try snapshot.objects.map { try read[$0.id] ?? flat($0) }
             }
             return ModelResults(models: models, snapshot: snapshot)
         }
@@ -482,8 +489,9 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
 /// One state of a ``ModelObservation``: the models, and the core snapshot with its sections and
 /// its difference from the previous state.
 public struct ModelResults<Model: EntityModel>: Sendable {
-    /// The models in the result's order. With depth above 0, relationships are read after the
-    /// snapshot; an object deleted meanwhile is missing here (and gone in the next state).
+    /// The models in the result's order, one per object of the snapshot. With depth above 0,
+    /// relationships are read after the snapshot; an object deleted meanwhile has its snapshot's
+    /// values and no relationships here (and is gone in the next state).
     public let models: [Model]
     /// The core state the models were read from: the objects, their sections, and the remote
     /// state of a remote-backed observation.

@@ -183,6 +183,8 @@ public final class QueryObservation: AsyncSequence, Sendable {
                     switch engine.relevance(of: changes, to: state.objects) {
                     case .none:
                         continue
+                    case .reload:
+                        next = try await observation.store.read { try engine.load($0) }
                     case .touched(let ids, let gone):
                         replaced = gone
                         switch try await engine.update(state.objects, touched: ids, in: observation.store) {
@@ -237,6 +239,10 @@ struct QueryEngine: Sendable {
     let displayed: Set<String>?
     /// Whether the result is a window (limit or offset): changes are then read by fetching it again.
     let isWindow: Bool
+    /// What the query reads through relationships (``AttributePath``): its condition, sort keys
+    /// and section key. A change of an object of an entity on the way is read by fetching the
+    /// result again.
+    let paths: ObservedPaths
 
     init(_ request: ObservedRequest, schema: Schema) throws {
         var query = request.query
@@ -244,26 +250,29 @@ struct QueryEngine: Sendable {
             throw StoreError(.unknownEntity, entity: query.entity, "cannot observe unknown entity '\(query.entity)'")
         }
         let known = Set(entity.attributes.map(\.name))
-        var named = (query.condition?.attributes ?? []).union(query.sort.map(\.attribute))
-        if let key = request.sectionKey { named.insert(key) }
-        named.formUnion(request.properties ?? [])
-        if let unknown = named.subtracting(known).sorted().first {
+        if let unknown = (request.properties ?? []).subtracting(known).sorted().first {
             throw StoreError(.unknownAttribute, entity: query.entity, member: unknown,
-                             "cannot observe \(query.entity) by '\(unknown)': it has no such attribute")
+                             "cannot observe \(query.entity) reading '\(unknown)': it has no such attribute")
         }
         if let key = request.sectionKey, query.sort.first?.attribute != key {
             query.sort.insert(.ascending(key), at: 0)
         }
+        // The condition's and sort keys' names (the section key's among them), as stores resolve them.
+        let resolved = try QueryCheck.check(query) { schema[$0] }
         self.query = query
+        self.paths = ObservedPaths(resolved, sectionKey: request.sectionKey)
         var membership = query.condition?.attributes ?? []
         membership.formUnion(query.sort.map(\.attribute))
+        // A path's value changes with the links of its first relationship.
+        membership.formUnion(paths.firstRelationships)
         self.membership = membership
         self.displayed = request.properties.map { $0.union(membership) }
         self.isWindow = query.limit != nil || query.offset != 0
     }
 
     func load(_ reader: any StoreReader) throws -> [Object] {
-        project(try reader.fetch(query))
+        let objects = project(try reader.fetch(query))
+        return try paths.withSectionValues(objects, reader: reader)
     }
 
     /// Objects with the values the observer reads only (all of them when it did not say), so that
@@ -275,12 +284,15 @@ struct QueryEngine: Sendable {
 
     enum Relevance {
         case none
+        /// An object on the way of a path changed: the result is read again.
+        case reload
         /// Objects to read again; `gone` were deleted (a new object may have their id since).
         case touched(Set<ObjectID>, gone: Set<ObjectID>)
     }
 
     /// The objects of the change that may change the result.
     func relevance(of changes: ChangeSet, to current: [Object]) -> Relevance {
+        if paths.areTouched(by: changes) { return .reload }
         let entity = query.entity
         var touched = Set<ObjectID>()
         var gone = Set<ObjectID>()
@@ -316,7 +328,7 @@ struct QueryEngine: Sendable {
     /// ones are read again and placed by the query's order. A window, or more touched objects
     /// than are worth reading one by one, is fetched again instead.
     func update(_ current: [Object], touched: Set<ObjectID>, in store: any Store) async throws -> Update {
-        if isWindow || touched.count > max(256, current.count / 8) {
+        if isWindow || paths.readsPaths || touched.count > max(256, current.count / 8) {
             return .reloaded(try await store.read { try load($0) })
         }
         let query = self.query

@@ -22,7 +22,7 @@ public struct RemoteSource: Sendable, CustomStringConvertible {
         self.refresh = { client, query in try await refresh(client, Self.options(client, query, deletingMissing: true)) }
     }
 
-    private init(key: String, byQuery refresh: @escaping @Sendable (Client, Query) async throws -> Void) {
+    init(key: String, byQuery refresh: @escaping @Sendable (Client, Query) async throws -> Void) {
         self.key = key
         self.refresh = refresh
     }

@@ -91,3 +91,23 @@ extension Query {
         return apply(to: extended).map { originals[$0.id]! }
     }
 }
+
+extension AttributePaths {
+    /// The value `path` has for each of `ids` (objects of its entity) that has one, read through
+    /// the store's batched reads: one ``StoreReader/related(_:of:)`` per relationship on the way,
+    /// then the objects at the end.
+    package static func values(of path: AttributePath, for ids: [ObjectID], reader: any StoreReader) throws -> [ObjectID: Value] {
+        // Where each object has got to.
+        var at: [ObjectID: ObjectID] = Dictionary(ids.map { ($0, $0) }, uniquingKeysWith: { first, _ in first })
+        for hop in path.hops {
+            var seen = Set<ObjectID>()
+            let sources = at.values.filter { seen.insert($0).inserted }
+            let targets = try reader.related(hop.relationship, of: sources)
+            at = at.compactMapValues { targets[$0]?.first }
+        }
+        var seen = Set<ObjectID>()
+        let ends = try reader.objects(at.values.filter { seen.insert($0).inserted })
+        let byID = Dictionary(ends.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return at.compactMapValues { byID[$0]?.values[path.attribute] }
+    }
+}

@@ -1,0 +1,66 @@
+/// What an observed query reads through to-one relationships (``AttributePath``): which changes
+/// of other entities can change its result, and the values of a path section key, which an
+/// object's own values do not hold.
+struct ObservedPaths: Sendable {
+    /// Whether the query names a path (its result is then read again on a change, not merged).
+    let readsPaths: Bool
+    /// The relationships of the observed entity that paths start with.
+    let firstRelationships: Set<String>
+    /// For each entity on the way of a path (after the first relationship), the names a path
+    /// reads of it: the relationship it follows on, or the attribute at its end.
+    private let read: [String: Set<String>]
+    /// The section key, when it is a path.
+    private let section: AttributePath?
+
+    init(_ resolved: [String: AttributePath], sectionKey: String?) {
+        var first = Set<String>()
+        var read: [String: Set<String>] = [:]
+        for path in resolved.values where path.isPath {
+            first.insert(path.hops[0].relationship)
+            for (i, hop) in path.hops.enumerated() {
+                let next = i + 1 < path.hops.count ? path.hops[i + 1].relationship : path.attribute
+                read[hop.destination, default: []].insert(next)
+                // The inverse side of a hop records link changes on the destination's objects too.
+            }
+        }
+        readsPaths = !first.isEmpty
+        firstRelationships = first
+        self.read = read
+        section = sectionKey.flatMap { resolved[$0] }.flatMap { $0.isPath ? $0 : nil }
+    }
+
+    /// Whether `changes` may change what a path reads: an object of an entity on the way was
+    /// inserted or deleted, or had a property a path reads (or unrecorded properties) changed.
+    func areTouched(by changes: ChangeSet) -> Bool {
+        guard readsPaths else { return false }
+        for (entity, names) in read {
+            if !changes.inserted.rowIDRanges(of: entity).isEmpty || !changes.deleted.rowIDRanges(of: entity).isEmpty { return true }
+            let updated = changes.updated.rowIDRanges(of: entity)
+            guard !updated.isEmpty else { continue }
+            var recorded = 0
+            for update in changes.propertyUpdates {
+                let mine = update.objects.rowIDRanges(of: entity)
+                guard !mine.isEmpty else { continue }
+                // A link changed from the other side is recorded on the partner, by its name
+                // there: any relationship change of an object on the way is taken as touching.
+                if !update.properties.isDisjoint(with: names) { return true }
+                recorded += mine.reduce(0) { $0 + $1.count }
+            }
+            if recorded < updated.reduce(0, { $0 + $1.count }) { return true }
+        }
+        return false
+    }
+
+    /// The objects with the value of a path section key set under its name (what
+    /// ``ResultsSnapshot/sections`` groups by), read with one batched read per relationship.
+    func withSectionValues(_ objects: [Object], reader: any StoreReader) throws -> [Object] {
+        guard let section, !objects.isEmpty else { return objects }
+        let values = try AttributePaths.values(of: section, for: objects.map(\.id), reader: reader)
+        return objects.map { object in
+            guard let value = values[object.id] else { return object }
+            var own = object.values
+            own[section.name] = value
+            return Object(id: object.id, values: own)
+        }
+    }
+}
