@@ -75,9 +75,11 @@ final class ModelLayout<Model: EntityModel>: Sendable {
     /// (`\.repository?.owner?.login`) the dotted path of the attribute it reads
     /// (`"repository.owner.login"`, ``pathName(of:)``): what a condition or a sort key names.
     func queryName<V: Encodable>(of keyPath: KeyPath<Model, V>) -> String? {
-        if let own = name(of: keyPath) { return own }
+        let own = name(of: keyPath)
+        // In a class model, a chain (`\.reblog?.content`) passes for the relationship it starts with.
+        if let own, self[member: own]?.isRelationship != true { return own }
         if let known = paths.withLock({ $0[KeyPathKey(keyPath: keyPath)] }) { return known }
-        guard let path = pathName(of: keyPath) else { return nil }
+        guard let path = pathName(of: keyPath) else { return own }
         paths.withLock { $0[KeyPathKey(keyPath: keyPath)] = path }
         return path
     }
