@@ -68,7 +68,7 @@ extension Data: KeyPathValue { public static var attributeType: AttributeType { 
 extension UUID: KeyPathValue { public static var attributeType: AttributeType { .uuid } }
 extension URL: KeyPathValue { public static var attributeType: AttributeType { .url } }
 
-/// An array of strings, integers, doubles, booleans or dates is an ``AttributeType/array(_:)``
+/// An array of strings, integers, doubles, booleans or dates is an `AttributeType.array`
 /// attribute (GitHub's `topics`).
 extension Array: KeyPathValue where Element: KeyPathValue & AttributeValue {
     public static var attributeType: AttributeType { .array(Element.attributeType) }
@@ -87,7 +87,7 @@ extension Array: KeyPathValue where Element: KeyPathValue & AttributeValue {
 }
 
 /// A `String`-keyed dictionary of strings, integers, doubles, booleans or dates is an
-/// ``AttributeType/map(_:)`` attribute (Stripe's `metadata`).
+/// `AttributeType.map` attribute (Stripe's `metadata`).
 extension Dictionary: KeyPathValue where Key == String, Value: KeyPathValue & AttributeValue {
     public static var attributeType: AttributeType { .map(Value.attributeType) }
     /// The dictionary of a stored map whose every value converts; nil otherwise.
@@ -104,7 +104,7 @@ extension Dictionary: KeyPathValue where Key == String, Value: KeyPathValue & At
     public var storedValue: Tether.Value? { .map(mapValues(\.attributeValue)) }
 }
 
-/// Any JSON, kept as it came, is an ``AttributeType/json`` attribute; `JSON.null` is unset.
+/// Any JSON, kept as it came, is an `AttributeType.json` attribute; `JSON.null` is unset.
 extension JSON: KeyPathValue {
     public static var attributeType: AttributeType { .json }
     /// The JSON of a stored JSON value; `.null` for an unset attribute.

@@ -20,7 +20,6 @@ struct ObservedPaths: Sendable {
             for (i, hop) in path.hops.enumerated() {
                 let next = i + 1 < path.hops.count ? path.hops[i + 1].relationship : path.attribute
                 read[hop.destination, default: []].insert(next)
-                // The inverse side of a hop records link changes on the destination's objects too.
             }
         }
         readsPaths = !first.isEmpty
@@ -41,8 +40,7 @@ struct ObservedPaths: Sendable {
             for update in changes.propertyUpdates {
                 let mine = update.objects.rowIDRanges(of: entity)
                 guard !mine.isEmpty else { continue }
-                // A link changed from the other side is recorded on the partner, by its name
-                // there: any relationship change of an object on the way is taken as touching.
+                // (A link set from the other side is recorded on this object by its name here.)
                 if !update.properties.isDisjoint(with: names) { return true }
                 recorded += mine.reduce(0) { $0 + $1.count }
             }

@@ -29,9 +29,4 @@ package enum QueryCheck {
         }
         return paths
     }
-
-    /// Whether `query` names any path through a relationship.
-    package static func hasPaths(_ query: Query) -> Bool {
-        (query.condition?.attributes ?? []).contains { $0.contains(".") } || query.sort.contains { $0.attribute.contains(".") }
-    }
 }
