@@ -105,6 +105,11 @@ import TetherSQLite
 
         let octocat = try await client.fetch(Issue.self, where: .equal(\.repository?.owner?.login, "octocat"), sortedBy: [.ascending(\.id)], depth: 0)
         #expect(octocat.map(\.title) == ["crash", "speed"])
+        // At depth 1 (SQLite reads the rows with their foreign keys through the joins).
+        let withRepositories = try await client.fetch(Issue.self, where: .equal(\.repository?.owner?.login, "octocat"),
+                                                      sortedBy: [.descending(\.repository?.fullName)], depth: 2)
+        #expect(withRepositories.map(\.repository?.fullName) == ["zed/a", "octocat/hello"])
+        #expect(withRepositories.map(\.repository?.owner?.login) == ["octocat", "octocat"])
         let sorted = try await client.fetch(Issue.self, sortedBy: [.ascending(\.repository?.fullName), .ascending(\.id)], depth: 0)
         #expect(sorted.map(\.title) == ["orphan", "docs", "other", "crash", "typo", "speed"])
         #expect(try await client.count(Issue.self, where: .equal(\.repository?.owner?.login, nil)) == 2)
