@@ -50,6 +50,10 @@ enum Kind: String, CaseIterable, Sendable {
     /// N stored repositories changed and saved: sent at once (an instant transport) against
     /// queued in a local-first client's outbox, in one process, alternating (issue 40).
     case saves
+    /// The issues whose repository's owner has a given login, among N issues: Tether's query
+    /// through two to-one relationships against the same query in hand-written SQL with joins
+    /// (issue 41: at least as fast).
+    case pathQuery = "path-query"
 
     /// The `--only` groups, each a list of kinds (a kind's own name selects it alone too).
     static let groups: [String: [Kind]] = [
@@ -65,6 +69,7 @@ enum Kind: String, CaseIterable, Sendable {
         "typed": [.typedFetch],
         "formats": [.documentFormats],
         "saves": [.saves],
+        "paths": [.pathQuery],
         "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshMemory,
                      .timelineRefreshSQLite],
     ]
@@ -91,6 +96,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .typedFetch: "fetch: SQLite, Tether vs GRDB"
         case .documentFormats: "fetch: in-memory, plain vs JSON:API"
         case .saves: "saves: SQLite, online vs queued"
+        case .pathQuery: "query via 2 to-ones: SQLite"
         case .timelineBaseline: "baseline timeline: JSONDecoder+SQLite"
         case .timelineMemory: "Tether timeline: in-memory, Data"
         case .timelineSQLite: "Tether timeline: SQLite, Data"
@@ -110,7 +116,7 @@ enum Kind: String, CaseIterable, Sendable {
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     /// Kinds whose passes run in one child process, alternating round by round.
-    var alternatesPasses: Bool { self == .typedFetch || self == .saves || self == .documentFormats }
+    var alternatesPasses: Bool { self == .typedFetch || self == .saves || self == .documentFormats || self == .pathQuery }
     var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
@@ -128,6 +134,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .typedFetch: TypedFetch.passes
         case .documentFormats: DocumentFormatFetch.passes
         case .saves: Saves.passes
+        case .pathQuery: PathQuery.passes
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -234,6 +241,7 @@ struct RowWorker {
         if kind == .typedFetch { return try await runTypedFetch(peakIsPerPass: resettable) }
         if kind == .documentFormats { return try await runDocumentFormats(peakIsPerPass: resettable) }
         if kind == .saves { return try await runSaves(peakIsPerPass: resettable) }
+        if kind == .pathQuery { return try await runPathQuery(peakIsPerPass: resettable) }
         var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
         for run in 0..<request.runs {
             if kind.isParse {
@@ -451,6 +459,21 @@ struct RowWorker {
         for round in 0..<request.runs {
             let order = round % 2 == 0 ? [0, 1, 2, 3] : [1, 0, 3, 2]
             for index in order { try await DocumentFormatFetch.run(rows[index].pass, &clients, bodies, count: n, into: &rows[index]) }
+        }
+        return RowResult(
+            seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,
+            passes: rows.map { RowResult.PassResult(pass: $0.pass, seconds: $0.durations.map(\.seconds), peakBytes: $0.peakBytes) })
+    }
+
+    /// Every pass of the path-query kind on one store, alternating as the typed-fetch passes do.
+    private func runPathQuery(peakIsPerPass: Bool) async throws -> RowResult {
+        let n = request.size
+        let databases = try await PathQuery.prepare(count: n)
+        try await PathQuery.verify(databases)
+        var rows = PathQuery.passes.map { Measurement(size: n, group: kind.group, pass: $0, objects: databases.expected, bytes: 0) }
+        for round in 0..<request.runs {
+            let order = round % 2 == 0 ? Array(rows.indices) : rows.indices.reversed()
+            for index in order { try await PathQuery.run(rows[index].pass, databases, into: &rows[index]) }
         }
         return RowResult(
             seconds: [], peakBytes: nil, peakIsPerPass: peakIsPerPass,

@@ -18,7 +18,7 @@ let usage = """
       --input FILE   import this JSON file (an array of GitHub repositories) instead of generated data:
                      an insert pass and an unchanged re-import
       --only GROUPS  comma-separated subset of: parse, baseline, tether, stream, stall, live, issues,
-                     refresh, typed, timeline, saves, formats (default: all), or single
+                     refresh, typed, timeline, saves, formats, paths (default: all), or single
                      kinds: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))
       --smoke        N = 1000, one run (for CI)
       --write FILE   write the generated workload of the first size to FILE (streaming) and exit; with
