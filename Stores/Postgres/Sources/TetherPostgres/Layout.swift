@@ -257,7 +257,10 @@ struct MigrationPlanner {
             throw StoreError(.unsupported, entity: entity.name, member: relationship.name,
                              "the join table '\(name)' of \(entity.name).\(relationship.name) collides with another table")
         }
-        ddl.append("CREATE TABLE \(table(name)) (\"a\" bigint NOT NULL, \"b\" bigint NOT NULL, \"a_pos\" bigint NOT NULL DEFAULT 0, \"b_pos\" bigint NOT NULL DEFAULT 0, PRIMARY KEY (\"a\", \"b\"))")
+        // Foreign keys to both sides: no link outlives its objects, whatever runs concurrently.
+        ddl.append("CREATE TABLE \(table(name)) (\"a\" bigint NOT NULL REFERENCES \(table(mine.entity)) (\"rowid\") ON DELETE CASCADE, "
+                   + "\"b\" bigint NOT NULL REFERENCES \(table(theirs.entity)) (\"rowid\") ON DELETE CASCADE, "
+                   + "\"a_pos\" bigint NOT NULL DEFAULT 0, \"b_pos\" bigint NOT NULL DEFAULT 0, PRIMARY KEY (\"a\", \"b\"))")
         ddl.append("CREATE INDEX ON \(table(name)) (\"b\", \"a\")")
         layout.linkSets.append(.init(a: mine, b: theirs, table: name))
         return layout.linkSets.count - 1

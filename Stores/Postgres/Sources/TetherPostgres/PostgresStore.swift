@@ -1,5 +1,5 @@
 import Dispatch
-public import Foundation
+import Foundation
 public import Logging
 public import PostgresNIO
 import Synchronization
@@ -54,7 +54,7 @@ public final class PostgresStore: Store {
     /// Identifies this instance in its notifications, so that it skips its own.
     let instance = UUID().uuidString
     private let listener: Listener
-    private let counters = Mutex(Counters())
+    private let tallies = Tallies()
 
     /// What the store did, for tests and tuning.
     public struct Counters: Sendable, Hashable {
@@ -99,7 +99,7 @@ public final class PostgresStore: Store {
     }
 
     /// What the store has done since it was made.
-    public var counters: Counters { counters.withLock { $0 } }
+    public var counters: Counters { tallies.withLock { $0 } }
 
     private func currentLayout() throws -> Layout {
         guard let layout = layout.withLock({ $0 }) else {
@@ -213,7 +213,7 @@ public final class PostgresStore: Store {
                 }
                 switch outcome {
                 case .committed(let result, let changes, let statements):
-                    counters.withLock {
+                    tallies.withLock {
                         $0.commits += 1
                         $0.writeStatements += statements
                     }
@@ -224,7 +224,7 @@ public final class PostgresStore: Store {
                         throw StoreError(error.kind, entity: error.entity, member: error.member,
                                          "\(error.message); the write was run \(attempt) times, each refused by PostgreSQL for concurrent writes")
                     }
-                    counters.withLock { $0.retries += 1 }
+                    tallies.withLock { $0.retries += 1 }
                     // A random pause, growing with the attempts (at most 0.2 s), so that the
                     // writers that collided do not collide again.
                     let ceiling = min(200, 2 << min(attempt, 7))
@@ -321,7 +321,7 @@ public final class PostgresStore: Store {
     public func changes() -> AsyncStream<ChangeSet> {
         let stream = broadcaster.stream()
         listener.start(client: client, namespace: namespace, instance: instance, logger: logger, broadcaster: broadcaster,
-                       received: { [counters] in counters.withLock { $0.received += 1 } })
+                       received: { [tallies] in tallies.withLock { $0.received += 1 } })
         return stream
     }
 
@@ -330,9 +330,15 @@ public final class PostgresStore: Store {
     /// ``changes()``.
     public func listen() async throws {
         listener.start(client: client, namespace: namespace, instance: instance, logger: logger, broadcaster: broadcaster,
-                       received: { [counters] in counters.withLock { $0.received += 1 } })
+                       received: { [tallies] in tallies.withLock { $0.received += 1 } })
         try await listener.ready()
     }
+}
+
+/// The store's counters, shared with its listener.
+final class Tallies: Sendable {
+    private let counters = Mutex(PostgresStore.Counters())
+    func withLock<T>(_ body: (inout PostgresStore.Counters) -> T) -> T { counters.withLock { body(&$0) } }
 }
 
 /// Runs async work to completion from synchronous code, on a thread of its own (its task prefers

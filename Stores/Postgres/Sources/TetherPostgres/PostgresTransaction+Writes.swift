@@ -111,7 +111,7 @@ extension PostgresTransaction {
             throw StoreError(.duplicateIdentity, entity: entity, "an object of \(entity) with identity \(key) exists")
         }
         let ids = rowIDs.map { ObjectID(entity: entity, rowID: $0) }
-        changes.inserted.formUnion(ids)
+        changes.inserted.formUnion(ObjectIDSet(ids))
         for (r, name) in batch.relationships.enumerated() {
             var links = LinkBatch(entity: entity, relationship: name)
             for (row, id) in ids.enumerated() {
