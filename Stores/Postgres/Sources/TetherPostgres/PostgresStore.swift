@@ -31,7 +31,8 @@ public import Tether
 /// **Threads.** A body runs synchronously, as the `Store` protocol has it; it runs on a thread of
 /// the store's own (a `StoreExecutor`), never on one of Swift's cooperative pool, and each
 /// statement waits for postgres-nio there. ``prepare(for:)``, which the client's builder calls,
-/// waits the same way for its migration.
+/// does not wait for the server: the namespace is migrated before the first transaction, or by
+/// ``migrate()``.
 ///
 /// **Other instances.** A write that changed something sends its ``ChangeSet`` with
 /// `NOTIFY` in the same transaction (or, when it is larger than a notification holds, stores it
@@ -47,7 +48,8 @@ public final class PostgresStore: Store {
     public let maximumAttempts: Int
     private let client: PostgresClient
     private let logger: Logger
-    private let layout = Mutex<Layout?>(nil)
+    private let schemaState = Mutex<SchemaState>(.unprepared)
+    private let migrations = AsyncLock()
     private let broadcaster = ChangeBroadcaster()
     private let writeLock = AsyncLock()
     private let writes = StoreExecutor(label: "tether.postgres.write")
@@ -101,31 +103,70 @@ public final class PostgresStore: Store {
     /// What the store has done since it was made.
     public var counters: Counters { tallies.withLock { $0 } }
 
-    private func currentLayout() throws -> Layout {
-        guard let layout = layout.withLock({ $0 }) else {
-            throw StoreError(.notPrepared, "the store was not prepared with a schema")
+    private enum SchemaState: Sendable {
+        case unprepared
+        /// Prepared: the migration runs before the first transaction (or ``migrate()``).
+        case pending(Schema)
+        case ready(Layout)
+    }
+
+    /// The layout of the prepared schema, migrating the namespace first when that has not been
+    /// done (once: concurrent callers wait for the one migration).
+    private func currentLayout() async throws -> Layout {
+        switch schemaState.withLock({ $0 }) {
+        case .unprepared: throw StoreError(.notPrepared, "the store was not prepared with a schema")
+        case .ready(let layout): return layout
+        case .pending: break
         }
-        return layout
+        return try await migrations.withLock {
+            let state = schemaState.withLock { $0 }
+            switch state {
+            case .unprepared: throw StoreError(.notPrepared, "the store was not prepared with a schema")
+            case .ready(let layout): return layout
+            case .pending(let schema):
+                let namespace = namespace
+                let logger = logger
+                let layout = try await leased { postgres in
+                    try await StoreExecutor(label: "tether.postgres.migrate").run {
+                        try Self.migrate(Connection(postgres, logger: logger), schema, namespace)
+                    }
+                }
+                schemaState.withLock { state in
+                    if case .pending(let current) = state, current == schema { state = .ready(layout) }
+                }
+                return layout
+            }
+        }
     }
 
     // MARK: Store
 
-    /// Creates the namespace's tables for `schema`, or migrates them additively (new entities,
-    /// attributes and relationships), in one transaction that holds an advisory lock, so that
-    /// instances starting together migrate one after another. Waits for PostgreSQL on a thread
-    /// of the store's own; call it (or build the client) before serving.
+    /// Takes the schema the store's tables follow. The namespace is created or migrated
+    /// additively (new entities, attributes and relationships) before the first transaction, or
+    /// by ``migrate()``: in one transaction that holds an advisory lock, so that instances
+    /// starting together migrate one after another. Names PostgreSQL cannot hold (longer than
+    /// 63 bytes, `rowid`, the `_tether_` prefix) are refused here; a schema incompatible with
+    /// what the namespace holds is refused by the migration, with nothing changed.
+    ///
+    /// `prepare(for:)` is synchronous (the client's builder calls it) and PostgreSQL is not: the
+    /// store does not wait for the server here, so that building a client never blocks a thread
+    /// of Swift's cooperative pool (which, on a machine of few cores, could keep postgres-nio's
+    /// pool from running at all). Call ``migrate()`` at startup to migrate, and to see a
+    /// migration's error, before serving.
     public func prepare(for schema: Schema) throws {
-        let namespace = namespace
-        let logger = logger
-        let client = client
-        let resolved = try Blocking.run {
-            try await client.withConnection { postgres in
-                try await StoreExecutor(label: "tether.postgres.migrate").run {
-                    try Self.migrate(Connection(postgres, logger: logger), schema, namespace)
-                }
-            }
+        var planner = MigrationPlanner(stored: nil, schema: schema, namespace: namespace)
+        try planner.plan()
+        schemaState.withLock { state in
+            if case .pending(let current) = state, current == schema { return }
+            state = .pending(schema)
         }
-        layout.withLock { $0 = resolved }
+    }
+
+    /// Creates or migrates the namespace's tables for the prepared schema now, if that has not
+    /// been done: what the first transaction would do. Throws `StoreError.Kind.notPrepared`
+    /// before ``prepare(for:)``, and the migration's errors (`incompatibleSchema`, `storage`).
+    public func migrate() async throws {
+        _ = try await currentLayout()
     }
 
     private static func migrate(_ connection: Connection, _ schema: Schema, _ namespace: String) throws -> Layout {
@@ -176,7 +217,7 @@ public final class PostgresStore: Store {
     /// Runs `body` in a read transaction (`REPEATABLE READ READ ONLY`) with access to SQL
     /// (``PostgresTransaction/rows(_:_:)``).
     public func readSQL<T: Sendable>(_ body: (PostgresTransaction) throws -> T) async throws -> T {
-        let layout = try currentLayout()
+        let layout = try await currentLayout()
         let logger = logger
         return try await leased { postgres in
             try await StoreExecutor(label: "tether.postgres.read").run {
@@ -198,7 +239,7 @@ public final class PostgresStore: Store {
     /// again when PostgreSQL cannot serialise it with other instances' writes. Changes made with
     /// raw SQL are not announced on ``changes()``.
     public func writeSQL<T: Sendable>(_ body: (PostgresTransaction) throws -> T) async throws -> T {
-        let layout = try currentLayout()
+        let layout = try await currentLayout()
         let logger = logger
         let channel = listener.channel
         let instance = instance
@@ -307,9 +348,11 @@ public final class PostgresStore: Store {
     /// connection to a `StoreError`.
     private func leased<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await client.withConnection { try await body($0) }
-        } catch let error as StoreError {
-            throw error
+            return try await client.withConnection { connection in
+                do { return try await body(connection) } catch { throw BodyError(error: error) }
+            }
+        } catch let inner as BodyError {
+            throw inner.error
         } catch {
             throw Connection.storeError(error, "leasing a connection from the pool", entity: nil).error
         }
@@ -335,28 +378,13 @@ public final class PostgresStore: Store {
     }
 }
 
+/// An error of a transaction's body, passed through the pool's lease as it is.
+struct BodyError: Error {
+    let error: any Error
+}
+
 /// The store's counters, shared with its listener.
 final class Tallies: Sendable {
     private let counters = Mutex(PostgresStore.Counters())
     func withLock<T>(_ body: (inout PostgresStore.Counters) -> T) -> T { counters.withLock { body(&$0) } }
-}
-
-/// Runs async work to completion from synchronous code, on a thread of its own (its task prefers
-/// a `StoreExecutor`), never needing a thread of the cooperative pool to finish.
-enum Blocking {
-    static func run<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: StoreExecutor(label: "tether.postgres.blocking")) {
-            do {
-                let value = try await work()
-                result.withLock { $0 = .success(value) }
-            } catch {
-                result.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        return try result.withLock { $0! }.get()
-    }
 }
