@@ -16,7 +16,7 @@ import TetherPostgres
 struct PostgresQueryDifferentialTests {
     static let environment = ProcessInfo.processInfo.environment
     static let seeds: [UInt64] = environment["TETHER_QUERY_DIFF_SEEDS"]
-        .map { $0.split(separator: ",").compactMap { UInt64($0.trimmingCharacters(in: .whitespaces)) } } ?? [0x5EED_0001, 0x5EED_0002]
+        .map { $0.split(separator: ",").compactMap { UInt64($0.trimmingCharacters(in: .whitespaces)) } } ?? [0x5EED_0001]
     static let queries = environment["TETHER_QUERY_DIFF_QUERIES"].flatMap { Int($0) } ?? 800
     static let objects = environment["TETHER_QUERY_DIFF_OBJECTS"].flatMap { Int($0) } ?? 300
 

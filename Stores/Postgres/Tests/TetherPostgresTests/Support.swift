@@ -36,9 +36,17 @@ enum TestDatabase {
         return configuration
     }
 
+    /// The pools' logger: errors only (a pool whose `run()` has not started yet when it is first
+    /// asked for a connection warns, and then serves it).
+    static var logger: Logger {
+        var logger = Logger(label: "tether.tests.postgres")
+        logger.logLevel = .error
+        return logger
+    }
+
     /// The tests' pool, shared by every test of the process and running for its lifetime.
     static let shared: Result<PostgresClient, any Error> = Result {
-        let client = PostgresClient(configuration: try configuration(), backgroundLogger: Logger(label: "tether.tests.postgres"))
+        let client = PostgresClient(configuration: try configuration(), backgroundLogger: logger)
         Task.detached { await client.run() }
         return client
     }
@@ -48,7 +56,7 @@ enum TestDatabase {
     /// A pool of its own, running until `body` returns: an independent "instance".
     static func withClient<T: Sendable>(maximumConnections: Int = 8, _ body: (PostgresClient) async throws -> T) async throws -> T {
         let client = PostgresClient(configuration: try configuration(maximumConnections: maximumConnections),
-                                    backgroundLogger: Logger(label: "tether.tests.postgres"))
+                                    backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
