@@ -56,6 +56,23 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Begins a transaction; throws `StaleConnection` when the connection turns out to be closed
+    /// (the store then begins on another one).
+    func begin(_ sql: String, _ context: @autoclosure () -> String) throws {
+        if connection.isClosed {
+            throw StaleConnection(error: StoreError(.storage, "\(context()): the pool's connection was closed"))
+        }
+        do {
+            try execute(sql, context())
+        } catch {
+            if connection.isClosed {
+                reset()
+                throw StaleConnection(error: error)
+            }
+            throw error
+        }
+    }
+
     /// Runs `sql` (text only) for its effect.
     func execute(_ sql: String, _ context: @autoclosure () -> String) throws(StoreError) {
         try query(SQL(sql), context())

@@ -222,7 +222,7 @@ public final class PostgresStore: Store {
         return try await leased { postgres in
             try await StoreExecutor(label: "tether.postgres.read").run {
                 let connection = Connection(postgres, logger: logger)
-                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read")
+                try connection.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "starting a read")
                 let transaction = PostgresTransaction(connection, layout, writable: false)
                 defer {
                     transaction.finish()
@@ -283,7 +283,7 @@ public final class PostgresStore: Store {
     /// One attempt at a write transaction, on a thread of the store's own.
     private static func transaction<T: Sendable>(_ connection: Connection, _ layout: Layout, channel: String, instance: String,
                                                  _ body: (PostgresTransaction) throws -> T) throws -> Attempt<T> {
-        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ", "starting a write")
+        try connection.begin("BEGIN ISOLATION LEVEL REPEATABLE READ", "starting a write")
         let transaction = PostgresTransaction(connection, layout, writable: true)
         func rollBack() {
             transaction.finish()
@@ -346,15 +346,26 @@ public final class PostgresStore: Store {
 
     /// Runs `body` on a connection leased from the pool, mapping a failure to lease or of the
     /// connection to a `StoreError`.
+    /// A connection of the pool may have died since it was last used (the server restarted, or
+    /// terminated it): a transaction that finds its connection closed before it began is begun
+    /// again on another one, up to this many times.
+    static let staleConnectionAttempts = 5
+
     private func leased<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        do {
-            return try await client.withConnection { connection in
-                do { return try await body(connection) } catch { throw BodyError(error: error) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await client.withConnection { connection in
+                    do { return try await body(connection) } catch { throw BodyError(error: error) }
+                }
+            } catch let inner as BodyError {
+                if inner.error is StaleConnection, attempt < Self.staleConnectionAttempts { continue }
+                if let stale = inner.error as? StaleConnection { throw stale.error }
+                throw inner.error
+            } catch {
+                throw Connection.storeError(error, "leasing a connection from the pool", entity: nil).error
             }
-        } catch let inner as BodyError {
-            throw inner.error
-        } catch {
-            throw Connection.storeError(error, "leasing a connection from the pool", entity: nil).error
         }
     }
 
@@ -376,6 +387,11 @@ public final class PostgresStore: Store {
                        received: { [tallies] in tallies.withLock { $0.received += 1 } })
         try await listener.ready()
     }
+}
+
+/// A transaction could not begin: its connection was closed (`error` says how).
+struct StaleConnection: Error {
+    let error: StoreError
 }
 
 /// An error of a transaction's body, passed through the pool's lease as it is.
