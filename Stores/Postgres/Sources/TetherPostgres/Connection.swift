@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -47,7 +48,7 @@ final class Connection: @unchecked Sendable {
         }
         statements += 1
         do {
-            return try connection.query(sql.query, logger: logger).wait().rows
+            return try wait(for: connection.query(sql.query, logger: logger), context())
         } catch {
             let mapped = Connection.storeError(error, context(), entity: entity)
             failure = mapped.error
@@ -71,6 +72,27 @@ final class Connection: @unchecked Sendable {
             }
             throw error
         }
+    }
+
+    /// Waits for a statement's result on this thread. Checks every second whether the connection
+    /// was closed meanwhile: a statement whose connection died (the server terminated it, the
+    /// network failed) is given two more seconds to fail by itself, then reported as lost, so
+    /// that no transaction waits forever for a result that cannot come.
+    private func wait(for future: EventLoopFuture<PostgresQueryResult>, _ context: @autoclosure () -> String) throws -> [PostgresRow] {
+        let done = DispatchSemaphore(value: 0)
+        future.whenComplete { _ in done.signal() }
+        var closedSince: ContinuousClock.Instant?
+        while done.wait(timeout: .now() + .seconds(1)) == .timedOut {
+            guard connection.isClosed else { continue }
+            if let closedSince {
+                if ContinuousClock.now - closedSince > .seconds(2) {
+                    throw StoreError(.storage, "\(context()) failed: the connection to PostgreSQL was lost before the statement's result arrived")
+                }
+            } else {
+                closedSince = ContinuousClock.now
+            }
+        }
+        return try future.wait().rows
     }
 
     /// Runs `sql` (text only) for its effect.

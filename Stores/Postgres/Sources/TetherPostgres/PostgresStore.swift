@@ -348,8 +348,8 @@ public final class PostgresStore: Store {
     /// connection to a `StoreError`.
     /// A connection of the pool may have died since it was last used (the server restarted, or
     /// terminated it): a transaction that finds its connection closed before it began is begun
-    /// again on another one, up to this many times.
-    static let staleConnectionAttempts = 5
+    /// again on another one, up to this many times (after 40, 80, ... 640 ms: about 1.2 s in all).
+    static let staleConnectionAttempts = 6
 
     private func leased<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         var attempt = 0
@@ -360,7 +360,11 @@ public final class PostgresStore: Store {
                     do { return try await body(connection) } catch { throw BodyError(error: error) }
                 }
             } catch let inner as BodyError {
-                if inner.error is StaleConnection, attempt < Self.staleConnectionAttempts { continue }
+                if inner.error is StaleConnection, attempt < Self.staleConnectionAttempts {
+                    // The pool notices a closed connection on its own task: give it a moment.
+                    try await Task.sleep(for: .milliseconds(20 << attempt))
+                    continue
+                }
                 if let stale = inner.error as? StaleConnection { throw stale.error }
                 throw inner.error
             } catch {
