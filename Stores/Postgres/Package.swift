@@ -7,7 +7,7 @@ import PackageDescription
 //
 // Layout
 //   Sources/TetherPostgres        the store (PostgresStore) over an app's PostgresClient
-//   Sources/TetherPostgresImporter the child process of the many-writers and observer tests (not a product)
+//   Sources/TetherPostgresBench   the benchmark (tether-postgres-bench)
 //   Tests/TetherPostgresTests      one Swift Testing target; needs TETHER_POSTGRES_URL (see .ci/postgres.sh)
 
 let package = Package(
@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "TetherPostgres", targets: ["TetherPostgres"]),
+        .executable(name: "tether-postgres-bench", targets: ["TetherPostgresBench"]),
     ],
     dependencies: [
         .package(name: "Tether", path: "../.."),
@@ -25,6 +26,17 @@ let package = Package(
             name: "TetherPostgres",
             dependencies: [
                 .product(name: "Tether", package: "Tether"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The benchmark: 100k repositories against a hand-written postgres-nio importer and the
+        // SQLite store (swift run -c release tether-postgres-bench; Docs/PostgreSQL.md).
+        .executableTarget(
+            name: "TetherPostgresBench",
+            dependencies: [
+                "TetherPostgres",
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "TetherSQLite", package: "Tether"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
