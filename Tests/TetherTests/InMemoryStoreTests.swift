@@ -205,3 +205,83 @@ import Tether
         #expect(try await client.object("Tag", identity: .int(2))?.values == ["id": .int(2), "label": .string("b"), "weight": .int(5)])
     }
 }
+
+/// The in-memory store's identity index is split into shards so that a transaction copies only
+/// what it changes; these check that it still behaves as one map across transactions, failed
+/// ones and readers' snapshots, with enough objects to fill every shard.
+@Suite struct InMemoryIdentityIndexTests {
+    static let schema = try! Schema {
+        Entity("Tag", identity: "name") {
+            Attribute("name", .string)
+            Attribute("rank", .int64)
+        }
+        Entity("Item", identity: "id") {
+            Attribute("id", .int64)
+        }
+    }
+
+    @Test func everyIdentityIsFoundAfterManyTransactionsAndNoneFromAFailedOne() async throws {
+        let store = InMemoryStore()
+        try store.prepare(for: Self.schema)
+        // 10,000 integer and 10,000 string identities, over 10 transactions.
+        for chunk in 0..<10 {
+            try await store.write { writer in
+                for i in (chunk * 1_000)..<((chunk + 1) * 1_000) {
+                    _ = try writer.insert("Item", values: ["id": .int(Int64(i))])
+                    _ = try writer.insert("Tag", values: ["name": .string("tag-\(i)"), "rank": .int(Int64(i))])
+                }
+            }
+        }
+        let before = try await store.read { try $0.count(Query("Item")) }
+        // A transaction that inserts new identities and re-keys old ones, then fails.
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await store.write { writer in
+                for i in 10_000..<12_000 { _ = try writer.insert("Item", values: ["id": .int(Int64(i))]) }
+                let tag = try #require(try writer.objects("Tag", identities: [IdentityKey(.string("tag-5"))]).values.first)
+                try writer.update(tag.id, setting: ["name": .string("renamed")], clearing: [])
+                throw Refused()
+            }
+        }
+        try await store.read { reader in
+            #expect(try reader.count(Query("Item")) == before)
+            let items = try reader.objects("Item", identities: (0..<12_000).map { IdentityKey(.int(Int64($0))) })
+            #expect(items.count == 10_000)
+            #expect(items.keys.allSatisfy { if case .int(let i)? = $0.single { i < 10_000 } else { false } })
+            let tags = try reader.objects("Tag", identities: (0..<10_000).map { IdentityKey(.string("tag-\($0)")) } + [IdentityKey(.string("renamed"))])
+            #expect(tags.count == 10_000)
+            #expect(tags[IdentityKey(.string("renamed"))] == nil)
+        }
+        // Re-keying and deleting in a committed transaction move and drop exactly those keys.
+        try await store.write { writer in
+            let found = try writer.objects("Tag", identities: [IdentityKey(.string("tag-7")), IdentityKey(.string("tag-8"))])
+            try writer.update(try #require(found[IdentityKey(.string("tag-7"))]).id, setting: ["name": .string("seven")], clearing: [])
+            try writer.delete(try #require(found[IdentityKey(.string("tag-8"))]).id)
+            // A duplicate identity is still refused.
+            #expect(throws: StoreError.self) { _ = try writer.insert("Tag", values: ["name": .string("tag-9")]) }
+        }
+        try await store.read { reader in
+            let tags = try reader.objects("Tag", identities: ["tag-7", "tag-8", "seven", "tag-9"].map { IdentityKey(.string($0)) })
+            #expect(Set(tags.keys) == [IdentityKey(.string("seven")), IdentityKey(.string("tag-9"))])
+            #expect(tags[IdentityKey(.string("seven"))]?.values["rank"] == .int(7))
+        }
+    }
+
+    @Test func anUnsortedLimitedFetchIsTheFirstMatchesInInsertionOrder() async throws {
+        let store = InMemoryStore()
+        try store.prepare(for: Self.schema)
+        try await store.write { writer in
+            for i in 0..<300 { _ = try writer.insert("Tag", values: ["name": .string("t\(i)"), "rank": .int(Int64(i % 7))]) }
+        }
+        try await store.read { reader in
+            let all = try reader.fetch(Query("Tag", where: .equal("rank", .int(3))))
+            for (offset, limit) in [(0, 1), (0, 5), (4, 10), (40, 10), (0, 0), (-3, 2), (0, 1_000), (1, Int.max), (Int.max, 1)] {
+                let query = Query("Tag", where: .equal("rank", .int(3)), limit: limit, offset: offset)
+                let page = try reader.fetch(query)
+                let start = min(max(0, offset), all.count)
+                #expect(page.map(\.id) == Array(all[start..<(start + min(all.count - start, max(0, limit)))]).map(\.id), "offset \(offset), limit \(limit)")
+                #expect(try reader.ids(query) == page.map(\.id))
+            }
+        }
+    }
+}

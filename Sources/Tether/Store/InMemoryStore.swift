@@ -93,8 +93,8 @@ extension InMemoryStore {
         /// Rows ever inserted: the row ids in use are within 1...rowCount.
         var rowCount = 0
         var liveCount = 0
-        /// Row ids by identity.
-        var identityIndex = IdentityMap<Int64>()
+        /// Row ids by identity (sharded: a transaction's first change copies a shard, not the index).
+        var identityIndex = InMemoryIdentityIndex()
         /// The remote records of rows that have one (``StoreWriter/setRemoteRecord(_:of:)``).
         var remoteRecords: [Int64: Data] = [:]
 
@@ -198,6 +198,15 @@ extension InMemoryStore {
         func forEachRow(_ body: (Int64) throws -> Void) rethrows {
             for c in 0..<chunks.count {
                 for (i, alive) in chunks[c].alive.enumerated() where alive { try body(Int64(c * Self.chunkRows + i + 1)) }
+            }
+        }
+
+        /// The live rows in row-id order, until `body` returns false.
+        func scanRows(while body: (Int64) throws -> Bool) rethrows {
+            for c in 0..<chunks.count {
+                for (i, alive) in chunks[c].alive.enumerated() where alive {
+                    guard try body(Int64(c * Self.chunkRows + i + 1)) else { return }
+                }
             }
         }
 
@@ -600,10 +609,20 @@ extension InMemoryStore {
         func fetch(_ query: Query) throws -> [Object] {
             let table = state.tables[try check(query)]
             var objects: [Object] = []
-            table.forEachRow { row in
-                guard query.condition.map({ matches($0, table, row) }) ?? true else { return }
+            // Unsorted, the page is the first `offset + limit` matches in row order: the scan
+            // stops there (a `limit: 1` question costs one match, not the table).
+            let enough = query.sort.isEmpty
+                ? query.limit.map { limit in
+                    let (sum, overflow) = max(0, query.offset).addingReportingOverflow(max(0, limit))
+                    return overflow ? Int.max : sum
+                }
+                : nil
+            table.scanRows(while: { row in
+                if let enough, objects.count >= enough { return false }
+                guard query.condition.map({ matches($0, table, row) }) ?? true else { return true }
                 objects.append(Object(id: ObjectID(entity: query.entity, rowID: row), values: table.values(row)))
-            }
+                return true
+            })
             var rest = query
             rest.condition = nil
             return rest.apply(to: objects)
