@@ -8,6 +8,7 @@ import PackageDescription
 // Layout
 //   Sources/TetherPostgres        the store (PostgresStore) over an app's PostgresClient
 //   Sources/TetherPostgresBench   the benchmark (tether-postgres-bench)
+//   Sources/TetherPostgresWorker  the child process of the many-writers and observer tests (not a product)
 //   Tests/TetherPostgresTests      one Swift Testing target; needs TETHER_POSTGRES_URL (see .ci/postgres.sh)
 
 let package = Package(
@@ -40,9 +41,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The child process of the many-writers and observer tests (not a product).
+        .executableTarget(
+            name: "TetherPostgresWorker",
+            dependencies: [
+                "TetherPostgres",
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(
             name: "TetherPostgresTests",
             dependencies: [
+                "TetherPostgresWorker",
                 "TetherPostgres",
                 .product(name: "TetherTesting", package: "Tether"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
