@@ -110,15 +110,27 @@ public final class Client: Sendable {
     @discardableResult
     public func `import`(_ data: Data, as entity: String, options: ImportOptions? = nil) async throws -> ImportResult {
         defer { (options ?? importOptions).progress?.finish() }
-        guard data.count <= JSONTape.maximumSize, !Self.isObject(data) else {
+        // A top-level object is read by the response shape on the tape (an envelope's array is
+        // imported from the bytes, as a bare array is); only a custom shape, whose closure takes
+        // a tree, needs the tree.
+        let shape = remote.responseShape(for: entity)
+        let isObject = Self.isObject(data)
+        guard data.count <= JSONTape.maximumSize, !(isObject && shape.isCustom) else {
             return try await self.import(JSON(parsing: data), as: entity, options: options)
         }
+        // The entity's identity, for the shape's check that an object is the entity's (nil: the
+        // bytes go to the importer as they come).
+        let identity = isObject && mapping[entity] != nil ? identityKeyPaths(entity) : nil
         // The bytes are checked as they are read (as `JSON(parsing:)` would check them), a batch
         // at a time: a syntax error anywhere rolls the whole import back.
         let importer = try Importer(client: self, options: options ?? importOptions, remembering: true)
         return try await writeImport(entity, bytes: data.count, importer: importer, { writer in
             try data.withUnsafeBytes { raw in
-                try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer)
+                try importer.run(bytes: raw.bindMemory(to: UInt8.self), as: entity, in: writer, payload: identity.map { identity in
+                    { body in
+                        try shape.objects(in: body, entity: entity, identity: identity, list: true, what: "the payload imported as \(entity)") ?? body
+                    }
+                })
             }
         }, result: { $0 })
     }

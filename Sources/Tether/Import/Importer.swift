@@ -140,19 +140,27 @@ struct Importer: Sendable {
     /// second thread while each is written. A syntax error anywhere is the error, whatever
     /// went wrong in an earlier batch (so the error does not depend on the batch size), unless
     /// the import was cancelled.
-    func run(bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+    ///
+    /// `payload` finds what to import in a top-level object (the entity's response shape: the
+    /// array of an envelope, or the object itself), on the tape, so that an enveloped list is
+    /// read without a ``JSON`` tree.
+    func run(
+        bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter, payload: ((TapeValue) throws -> TapeValue)? = nil
+    ) throws -> ImportResult {
         do {
-            return try runTape(bytes: bytes, as: entityName, in: writer)
+            return try runTape(bytes: bytes, as: entityName, in: writer, payload: payload)
         } catch let error where !(error is JSONParseError || error is CancellationError) {
             try JSONParser.validate(bytes: bytes)
             throw error
         }
     }
 
-    private func runTape(bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter) throws -> ImportResult {
+    private func runTape(
+        bytes: UnsafeBufferPointer<UInt8>, as entityName: String, in writer: any StoreWriter, payload: ((TapeValue) throws -> TapeValue)?
+    ) throws -> ImportResult {
         guard var reader = JSONTape.ArrayReader(bytes) else {
             let tape = try JSONTape(parsing: bytes)
-            return try tape.withRoots(bytes: bytes) { roots in try run([(entityName, roots[0])], in: writer) }
+            return try tape.withRoots(bytes: bytes) { roots in try run([(entityName, payload?(roots[0]) ?? roots[0])], in: writer) }
         }
         let entity = try entityPlan(entityName)
         try checkOptions(topLevel: entityName)

@@ -233,7 +233,9 @@ extension Client {
             }
             texts[variable] = text
         }
-        return try template.url(baseURL: baseURL, values: texts)
+        let url = try template.url(baseURL: baseURL, values: texts)
+        try TemplateEvaluator.checkStoredURL(url, template: template, values: texts, entity: nil, baseURL: baseURL, pageHosts: remote.pageHosts)
+        return url
     }
 
     private func fetchObject(_ entity: String, url: URL) async throws -> Object {
@@ -506,7 +508,7 @@ extension Client {
                 + "so that no credentials go elsewhere (allow another host of the same scheme with the builder's pageHosts(_:)); nothing was imported")
     }
 
-    private static func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
+    static func origin(_ url: URL) -> (scheme: String, host: String, port: Int?) {
         let scheme = url.scheme?.lowercased() ?? ""
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
         return (scheme, url.host?.lowercased() ?? "", port)

@@ -61,6 +61,12 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
         ResponseShape(storage: .custom(transform, UUID()))
     }
 
+    /// Whether a closure reads the body (it takes a ``JSON`` tree).
+    var isCustom: Bool {
+        if case .custom = storage { return true }
+        return false
+    }
+
     public var description: String {
         switch storage {
         case .automatic: "automatic"
@@ -83,83 +89,106 @@ public struct ResponseShape: Sendable, Hashable, CustomStringConvertible {
     /// fallbacks after it, in `identity`). `list` says whether a list was asked for; `what` names
     /// the request in errors.
     func read(_ body: JSON, entity: String, identity: [[JSONKeyPath]], list: Bool, what: String) throws -> Page {
-        var isList = true
-        func objects(_ value: JSON, at path: JSONPath) throws -> [JSON] {
-            switch value {
-            case .array(let elements): return elements
-            case .object:
-                isList = false
-                return [value]
-            default:
-                throw ImportError(path: path, entity: entity,
-                                  message: "\(what): expected \(entity) objects (an array or an object) at \(path), found \(value.typeName)")
+        let value: JSON
+        if case .custom(let transform, _) = storage {
+            value = try transform(body)
+            guard value.isArray || value.isObject else {
+                throw ImportError(path: .root, entity: entity,
+                                  message: "\(what): expected \(entity) objects (an array or an object) at \(JSONPath.root), found \(value.typeName)")
             }
+            let items = value.isArray ? value.elements : [value]
+            try Self.checkIdentity(items, entity: entity, identity: identity, what: what, shape: "the custom shape")
+        } else {
+            value = try objects(in: body, entity: entity, identity: identity, list: list, what: what)!
         }
+        var page = Page(items: value.isArray ? value.elements : [value], isList: value.isArray)
+        if case .automatic = storage, case .object(let members) = body, case .array? = members["results"] {
+            page.next = members["next"]?.stringValue
+        }
+        return page
+    }
+
+    /// Where this shape finds the objects of `entity` in `body`: an array of them, or one object;
+    /// checked as ``read(_:entity:identity:list:what:)`` says. Works on any source the import
+    /// engine reads (a ``JSON`` tree, or bytes on a tape, so that an enveloped list is imported
+    /// from its bytes without a tree). Nil for a custom shape: its closure takes a ``JSON`` tree.
+    func objects<V: ImportValue>(in body: V, entity: String, identity: [[JSONKeyPath]], list: Bool, what: String) throws -> V? {
+        func keys(_ value: V) -> String { value.materialize().objectValue.map { $0.keys.sorted().joined(separator: ", ") } ?? "" }
         switch storage {
+        case .custom:
+            return nil
         case .object:
-            guard case .object = body else {
+            guard body.isObject else {
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected one \(entity) object, found \(body.typeName)")
             }
             try Self.checkIdentity([body], entity: entity, identity: identity, what: what, shape: "the response")
-            return Page(items: [body], isList: false)
+            return body
         case .keyPath(let keyPath):
-            guard case .object(let members) = body else {
+            guard body.isObject else {
                 throw ImportError(path: .root, entity: entity,
                                   message: "\(what): expected an object holding the \(entity) objects at '\(keyPath)', found \(body.typeName)")
             }
-            guard let value = body[keyPath] else {
+            let path = JSONPath(keyPath.components.map(JSONPath.Component.key))
+            guard let value = Self.value(at: keyPath, in: body) else {
                 // A server that wraps its lists but not its items (`GET /users/1`, the answer to a
                 // create): one object of the entity, bare.
-                if !list, Self.carriesIdentity(body, identity) { return Page(items: [body], isList: false) }
-                throw ImportError(path: JSONPath(keyPath.components.map(JSONPath.Component.key)), entity: entity,
-                                  message: "\(what): no '\(keyPath)' in the response, which holds the keys \(members.keys.sorted().joined(separator: ", "))")
+                if !list, Self.carriesIdentity(body, identity) { return body }
+                throw ImportError(path: path, entity: entity, message: "\(what): no '\(keyPath)' in the response, which holds the keys \(keys(body))")
             }
-            let items = try objects(value, at: JSONPath(keyPath.components.map(JSONPath.Component.key)))
-            try Self.checkIdentity(items, entity: entity, identity: identity, what: what, shape: "'\(keyPath)'")
-            return Page(items: items, isList: isList)
-        case .custom(let transform, _):
-            let items = try objects(try transform(body), at: .root)
-            try Self.checkIdentity(items, entity: entity, identity: identity, what: what, shape: "the custom shape")
-            return Page(items: items, isList: isList)
+            guard value.isArray || value.isObject else {
+                throw ImportError(path: path, entity: entity,
+                                  message: "\(what): expected \(entity) objects (an array or an object) at \(path), found \(value.typeName)")
+            }
+            try Self.checkIdentity(value.isArray ? value.elements : [value], entity: entity, identity: identity, what: what, shape: "'\(keyPath)'")
+            return value
         case .automatic:
-            switch body {
-            case .array(let elements):
-                try Self.checkIdentity(elements, entity: entity, identity: identity, what: what, shape: "the array")
-                return Page(items: elements)
-            case .object(let members):
-                if case .array(let results)? = members["results"] {
-                    try Self.checkIdentity(results, entity: entity, identity: identity, what: what, shape: "'results'")
-                    return Page(items: results, next: members["next"]?.stringValue)
-                }
-                // One object of the entity: it has the entity's identity. Anything else (an
-                // envelope of another shape) must be declared rather than imported as nothing.
-                if list, !identity.isEmpty, identity.contains(where: { paths in paths.allSatisfy { body[$0] == nil } }) {
-                    throw ImportError(
-                        path: .root, entity: entity,
-                        message: "\(what): expected a list of \(entity) objects, found an object with the keys "
-                            + "\(members.keys.sorted().joined(separator: ", ")) and no \(identity.compactMap(\.first).map(\.description).joined(separator: ", ")); "
-                            + "declare where the objects are with the builder's responseShape(.keyPath(…), for: \"\(entity)\")")
-                }
-                return Page(items: [body], isList: false)
-            default:
+            if body.isArray {
+                try Self.checkIdentity(body.elements, entity: entity, identity: identity, what: what, shape: "the array")
+                return body
+            }
+            guard body.isObject else {
                 throw ImportError(path: .root, entity: entity, message: "\(what): expected an object or an array, found \(body.typeName)")
             }
+            if let results = body.member(ImportKey("results")), results.isArray {
+                try Self.checkIdentity(results.elements, entity: entity, identity: identity, what: what, shape: "'results'")
+                return results
+            }
+            // One object of the entity: it has the entity's identity. Anything else (an
+            // envelope of another shape) must be declared rather than imported as nothing.
+            if list, !identity.isEmpty, identity.contains(where: { paths in paths.allSatisfy { Self.value(at: $0, in: body) == nil } }) {
+                throw ImportError(
+                    path: .root, entity: entity,
+                    message: "\(what): expected a list of \(entity) objects, found an object with the keys "
+                        + "\(keys(body)) and no \(identity.compactMap(\.first).map(\.description).joined(separator: ", ")); "
+                        + "declare where the objects are with the builder's responseShape(.keyPath(…), for: \"\(entity)\")")
+            }
+            return body
         }
     }
 
+    /// The value at `keyPath` in `value` (nil when a key is missing or a step is not an object).
+    static func value<V: ImportValue>(at keyPath: JSONKeyPath, in value: V) -> V? {
+        var current = value
+        for component in keyPath.components {
+            guard let next = current.member(ImportKey(component)) else { return nil }
+            current = next
+        }
+        return current
+    }
+
     /// Whether `object` has a value at every identity attribute's key path (or a fallback of it).
-    static func carriesIdentity(_ object: JSON, _ identity: [[JSONKeyPath]]) -> Bool {
-        guard case .object = object else { return false }
-        return identity.allSatisfy { paths in paths.contains { path in object[path].map { $0 != .null } ?? false } }
+    static func carriesIdentity<V: ImportValue>(_ object: V, _ identity: [[JSONKeyPath]]) -> Bool {
+        guard object.isObject else { return false }
+        return identity.allSatisfy { paths in paths.contains { path in value(at: path, in: object).map { !$0.isNull } ?? false } }
     }
 
     /// The objects a shape read must hold at least one object of the entity: a document in which
     /// none carries the entity's identity (an index document, an envelope of another shape) is
     /// not the entity's, whatever shape read it, and is never imported as nothing (which would
     /// set a relationship to no objects, or delete what the list "lacks").
-    static func checkIdentity(_ items: [JSON], entity: String, identity: [[JSONKeyPath]], what: String, shape: String) throws {
+    static func checkIdentity<V: ImportValue>(_ items: [V], entity: String, identity: [[JSONKeyPath]], what: String, shape: String) throws {
         guard !identity.isEmpty, !items.isEmpty, !items.contains(where: { carriesIdentity($0, identity) }) else { return }
-        let keys = Set(items.prefix(20).flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).sorted()
+        let keys = Set(items.prefix(20).flatMap { $0.materialize().objectValue.map { Array($0.keys) } ?? [] }).sorted()
         let found = keys.isEmpty
             ? "\(items.count) value\(items.count == 1 ? "" : "s") that are not objects"
             : "\(items.count) object\(items.count == 1 ? "" : "s") with the keys \(keys.prefix(12).joined(separator: ", "))\(keys.count > 12 ? ", …" : "")"

@@ -20,6 +20,14 @@ public import Foundation
 /// Relative templates are appended to the client's base URL; a template starting with
 /// `http://` or `https://` is used as it is. A literal query (`/users?per_page=50`) is allowed.
 /// Write `::` for a literal colon.
+///
+/// **A stored URL.** A template that starts with a variable whose value is a whole URL
+/// (`http://` or `https://`, as servers give in `url` or `links.self` members) uses that value
+/// as it is, not escaped, and appends the rest of the template: `:url` is the object's own URL,
+/// `:url/comments` a URL under it. A client follows such a URL only on the scheme, host and port
+/// of its base URL or on a host of ``RemoteConfiguration/pageHosts`` (the request hooks would
+/// give any other host the client's credentials); another is a ``RequestError`` of kind
+/// ``RequestError/Kind/untrustedLink`` and nothing is sent.
 public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// A piece of a template: text kept as written, or a variable filled in per object.
     public enum Part: Sendable, Hashable {
@@ -136,12 +144,16 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, Expressi
     /// `paths` as `/`-separated segments, each escaped, none empty, `.` or `..`).
     public func url(baseURL: URL?, values: [JSONKeyPath: String], paths: Set<JSONKeyPath> = []) throws(RequestError) -> URL {
         var text = ""
-        for part in parts {
+        for (index, part) in parts.enumerated() {
             switch part {
             case .literal(let s): text += s
             case .variable(let path):
                 guard let value = values[path], !value.isEmpty else {
                     throw RequestError(.missingValue, member: path.description, "the URL template '\(template)' needs a value for ':\(path)'")
+                }
+                if index == 0, Self.isAbsolute(value) {
+                    text += value  // a stored URL, used as it is
+                    continue
                 }
                 text += paths.contains(path) ? try Self.escapePath(value, variable: path, template: template) : Self.escapeSegment(value)
             }
@@ -161,9 +173,21 @@ public struct URLTemplate: Sendable, Hashable, CustomStringConvertible, Expressi
         return segments.map { escapeSegment(String($0)) }.joined(separator: "/")
     }
 
+    /// Whether `text` is a whole `http` or `https` URL.
+    static func isAbsolute(_ text: String) -> Bool {
+        let lower = text.prefix(8).lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    /// The stored URL this template starts with for `values` (its first part is a variable whose
+    /// value is a whole URL), or nil.
+    func storedURLPrefix(values: [JSONKeyPath: String]) -> String? {
+        guard case .variable(let first)? = parts.first, let value = values[first], Self.isAbsolute(value) else { return nil }
+        return value
+    }
+
     static func resolve(_ path: String, baseURL: URL?, template: String) throws(RequestError) -> URL {
-        let lower = path.lowercased()
-        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+        if isAbsolute(path) {
             guard let url = URL(string: path) else {
                 throw RequestError(.invalidURL, "the URL template '\(template)' gives an invalid URL '\(path)'")
             }
@@ -209,6 +233,10 @@ struct TemplateEvaluator {
     let transformers: [String: any AttributeTransformer]
     /// Per entity: the attributes whose values are paths of several segments.
     var pathAttributes: [String: Set<String>] = [:]
+    /// Where a stored URL may lead (``URLTemplate``, *A stored URL*): the base URL's origin, and
+    /// hosts of the same scheme in ``RemoteConfiguration/pageHosts``.
+    var baseURL: URL?
+    var pageHosts: Set<String> = []
 
     init(client: Client) {
         mapping = client.mapping
@@ -216,6 +244,8 @@ struct TemplateEvaluator {
         dateDecoding = client.dateDecoding
         transformers = client.transformers
         pathAttributes = client.remote.pathAttributes
+        baseURL = client.baseURL
+        pageHosts = client.remote.pageHosts
     }
 
     enum Step {
@@ -290,7 +320,31 @@ struct TemplateEvaluator {
             values[variable] = text
             if isPath { paths.insert(variable) }
         }
-        return try template.url(baseURL: baseURL, values: values, paths: paths)
+        let url = try template.url(baseURL: baseURL, values: values, paths: paths)
+        try Self.checkStoredURL(url, template: template, values: values, entity: subject?.entity, baseURL: baseURL, pageHosts: pageHosts)
+        return url
+    }
+
+    /// Refuses `url` when `template` starts with a stored URL (``URLTemplate``, *A stored URL*)
+    /// that leaves the base URL's scheme, host and port for a host not in `pageHosts`: the
+    /// request hooks would give it the client's credentials.
+    static func checkStoredURL(
+        _ url: URL, template: URLTemplate, values: [JSONKeyPath: String], entity: String?, baseURL: URL?, pageHosts: Set<String>
+    ) throws(RequestError) {
+        guard let stored = template.storedURLPrefix(values: values) else { return }
+        let target = Client.origin(url)
+        if let baseURL {
+            let base = Client.origin(baseURL)
+            if base.scheme == target.scheme, base.host == target.host, base.port == target.port { return }
+            if base.scheme == target.scheme, pageHosts.contains(target.host) { return }
+        } else if pageHosts.contains(target.host) {
+            return
+        }
+        throw RequestError(
+            .untrustedLink, entity: entity,
+            "the URL template '\(template)' starts with a stored URL, \(RemoteURL.redacted(URL(string: stored) ?? url).absoluteString), on "
+                + "\(target.scheme)://\(target.host)\(target.port.map { ":\($0)" } ?? ""), not on the base URL's scheme, host and port; "
+                + "Tether follows stored URLs only there (or on a host of the builder's pageHosts(_:)), so that no credentials go elsewhere; nothing was sent")
     }
 
     /// The text of a variable, and whether it is a path of several segments (an attribute

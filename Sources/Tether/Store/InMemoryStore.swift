@@ -95,8 +95,9 @@ extension InMemoryStore {
         var liveCount = 0
         /// Row ids by identity (sharded: a transaction's first change copies a shard, not the index).
         var identityIndex = InMemoryIdentityIndex()
-        /// The remote records of rows that have one (``StoreWriter/setRemoteRecord(_:of:)``).
-        var remoteRecords: [Int64: Data] = [:]
+        /// The remote records of rows that have one (``StoreWriter/setRemoteRecord(_:of:)``), in
+        /// chunks by row id: a save's record copies a chunk, not every record of the table.
+        var remoteRecords = ChunkedColumn<Data?>(empty: nil)
 
         init() {}
 
@@ -188,7 +189,7 @@ extension InMemoryStore {
         /// Clears a row that exists and leaves its row id unused.
         mutating func remove(_ rowID: Int64) {
             for position in 0..<width { set(rowID, position, nil) }
-            if !remoteRecords.isEmpty { remoteRecords[rowID] = nil }
+            if remoteRecords[rowID] != nil { remoteRecords.update(rowID) { $0 = nil } }
             let r = Int(rowID - 1)
             chunks.update(r / Self.chunkRows) { $0.alive[r % Self.chunkRows] = false }
             liveCount -= 1
@@ -601,7 +602,8 @@ extension InMemoryStore {
         func setRemoteRecord(_ record: Data?, of id: ObjectID) throws {
             let info = try info(id.entity)
             guard state.tables[info.table].contains(id.rowID) else { throw StoreError(.objectNotFound, entity: id.entity, "no object \(id)") }
-            state.tables[info.table].remoteRecords[id.rowID] = record
+            guard record != nil || state.tables[info.table].remoteRecords[id.rowID] != nil else { return }
+            state.tables[info.table].remoteRecords.update(id.rowID) { $0 = record }
         }
 
         /// The condition is evaluated on the rows' positional values; only the objects that match
