@@ -3,8 +3,10 @@ import Foundation
 /// The rules of array, map and JSON attributes (``AttributeType/array(_:)``,
 /// ``AttributeType/map(_:)``, ``AttributeType/json``) that every store and the import share:
 /// which element types they take, which values no store could keep exactly, and the JSON a
-/// store keeps for them (a SQLite column holds its text).
-package enum CollectionValues {
+/// store keeps for them (a SQLite column holds its text). A store of your own (as the PostgreSQL
+/// store in `Stores/Postgres`) keeps them with ``storageText(_:)`` and reads them back with
+/// ``value(storageText:as:)``, so that every store keeps the same text.
+public enum CollectionValues {
     /// Whether `type` may be the element type of an array or a map attribute: a string, an
     /// integer, a double or float, a boolean or a date.
     package static func isElementType(_ type: AttributeType) -> Bool {
@@ -130,14 +132,16 @@ package enum CollectionValues {
         }
     }
 
-    /// The JSON text a store keeps (``storageJSON(_:)``, keys sorted by bytes).
-    package static func storageText(_ value: Value) -> String {
+    /// The JSON text a store keeps for an array, map or JSON value: dates as seconds since
+    /// 2001-01-01, map and object keys sorted by their bytes, a string holding NUL kept as an
+    /// object (JSON text a database may hold has no `\u0000`), so that equal values have equal text.
+    public static func storageText(_ value: Value) -> String {
         storageJSON(value).description
     }
 
     /// The value of kept JSON text for an attribute of `type`, or nil when the text is not JSON or
     /// does not fit the type.
-    package static func value(storageText text: String, as type: AttributeType) -> Value? {
+    public static func value(storageText text: String, as type: AttributeType) -> Value? {
         guard let json = try? JSON(parsing: text) else { return nil }
         return value(storageJSON: json, as: type)
     }

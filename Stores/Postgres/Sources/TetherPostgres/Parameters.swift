@@ -160,6 +160,7 @@ struct Cells {
 /// | uuid | text COLLATE "C" | the uppercase UUID string |
 /// | url | text COLLATE "C" | the absolute string |
 /// | transformable | bytea | a kind tag byte followed by the value |
+/// | array, map, json | text | JSON text (`CollectionValues.storageText`, as the SQLite store keeps it) |
 enum Codec {
     static func columnType(_ type: AttributeType) -> String {
         switch type {
@@ -169,6 +170,7 @@ enum Codec {
         case .decimal: "text"
         case .bool: "boolean"
         case .uuid, .url: "text COLLATE \"C\""
+        case .array, .map, .json: "text"
         }
     }
 
@@ -178,7 +180,7 @@ enum Codec {
         case .string, .data, .transformable: .bytea
         case .int16, .int32, .int64: .int8
         case .double, .float, .date: .float8
-        case .decimal, .uuid, .url: .text
+        case .decimal, .uuid, .url, .array, .map, .json: .text
         case .bool: .bool
         }
     }
@@ -189,7 +191,7 @@ enum Codec {
         case .string, .data, .transformable: "bytea[]"
         case .int16, .int32, .int64: "bigint[]"
         case .double, .float, .date: "double precision[]"
-        case .decimal, .uuid, .url: "text[]"
+        case .decimal, .uuid, .url, .array, .map, .json: "text[]"
         case .bool: "boolean[]"
         }
     }
@@ -213,6 +215,7 @@ enum Codec {
         case .data(let v): .bytes(Array(v))
         case .uuid(let v): .text(v.uuidString)
         case .url(let v): .text(v.absoluteString)
+        case .array, .map, .json: .text(CollectionValues.storageText(value))
         }
     }
 
@@ -230,6 +233,7 @@ enum Codec {
         case .uuid: return cells.text(i).flatMap(UUID.init(uuidString:)).map(Value.uuid)
         case .url: return cells.text(i).flatMap { URL(string: $0) }.map(Value.url)
         case .transformable: return cells.bytes(i).flatMap { untagged(Data($0)) }
+        case .array, .map, .json: return cells.text(i).flatMap { CollectionValues.value(storageText: $0, as: type) }
         }
     }
 
@@ -249,6 +253,9 @@ enum Codec {
         case .data(let v): [6] + Array(v)
         case .uuid(let v): [7] + withUnsafeBytes(of: v.uuid) { Array($0) }
         case .url(let v): [8] + Array(v.absoluteString.utf8)
+        // Refused by check(_:_:entity:attribute:) before anything is written: a collection is kept
+        // in an attribute of its own type, whose text says how to read it back.
+        case .array, .map, .json: [9] + Array(CollectionValues.storageText(value).utf8)
         }
     }
 
@@ -276,6 +283,15 @@ enum Codec {
     static func check(_ value: Value, _ type: AttributeType, entity: String, attribute: String) throws {
         guard type.accepts(value) else {
             throw StoreError(.typeMismatch, entity: entity, member: attribute, "\(entity).\(attribute) is \(type); cannot store \(value)")
+        }
+        if case .transformable = type {
+            switch value {
+            case .array, .map, .json:
+                throw StoreError(.invalidValue, entity: entity, member: attribute,
+                                 "\(entity).\(attribute) is transformable; the PostgreSQL store keeps arrays, maps and JSON values in attributes "
+                                     + "declared as such (AttributeType.array, .map, .json), so that they read back as what was written")
+            default: break
+            }
         }
         if case .date(let date) = value, !date.timeIntervalSinceReferenceDate.isFinite || !DateDecoding.representableRange.contains(date) {
             throw StoreError(.invalidValue, entity: entity, member: attribute,

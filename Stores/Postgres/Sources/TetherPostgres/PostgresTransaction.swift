@@ -167,16 +167,31 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
 
     func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
         for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.types[name] == nil {
+            if name.contains(".") {
+                throw StoreError(.unknownAttribute, entity: info.entity.name, member: name,
+                                 "'\(name)' is a path through relationships; the PostgreSQL store does not follow paths in queries yet "
+                                     + "(the in-memory and SQLite stores do): query the related entity, or filter in Swift")
+            }
             throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
+        }
+        for key in query.sort {
+            switch info.types[key.attribute] {
+            case .array?, .map?, .json?:
+                throw StoreError(
+                    .unsupported, entity: info.entity.name, member: key.attribute,
+                    "\(info.entity.name).\(key.attribute) is \(info.types[key.attribute]!); a query cannot sort by an array, a map or a JSON value")
+            default: break
+            }
         }
     }
 
     /// Queries on decimal or transformable attributes are evaluated in Swift (PostgreSQL cannot
-    /// order them as Tether does); everything else is translated to SQL.
+    /// order them as Tether does), and so are conditions on arrays, maps and JSON values (kept as
+    /// JSON text); everything else is translated to SQL.
     func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
         (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)).contains { name in
             switch info.types[name] {
-            case .decimal?, .transformable?: true
+            case .decimal?, .transformable?, .array?, .map?, .json?: true
             default: false
             }
         }
@@ -259,6 +274,10 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
             }
             guard !elements.isEmpty else { return "false" }
             return "(\(quote(n)) = ANY(\(sql.bind(.array(Codec.elementType(type), elements)))) AND \(quote(n)) IS NOT NULL)"
+        case .includes:
+            // On an array attribute the query is evaluated in Swift (needsSwift); on any other
+            // attribute no value includes anything, as in Condition.matches.
+            return "false"
         case .isNull(let n): return "(\(quote(n)) IS NULL)"
         case .isNotNull(let n): return "(\(quote(n)) IS NOT NULL)"
         case .hasPrefix(let n, let p):
