@@ -27,6 +27,17 @@ struct IdentityMap<Element> {
         }
     }
 
+    /// Sets (or, with nil, removes) the element of `key`; returns the element it replaced.
+    @discardableResult
+    mutating func updateValue(_ element: Element?, forKey key: IdentityKey) -> Element? {
+        if case .int(let integer)? = key.single {
+            guard let element else { return integers.removeValue(forKey: integer) }
+            return integers.updateValue(element, forKey: integer)
+        }
+        guard let element else { return others.removeValue(forKey: key) }
+        return others.updateValue(element, forKey: key)
+    }
+
     var count: Int { integers.count + others.count }
     var isEmpty: Bool { integers.isEmpty && others.isEmpty }
 

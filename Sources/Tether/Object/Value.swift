@@ -36,7 +36,10 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case map([String: Value])
     /// The value of a ``AttributeType/json`` attribute: the JSON as it came (never `null`, which
     /// clears the attribute).
-    case json(JSON)
+    ///
+    /// Indirect (a boxed payload, one reference): held inline, the nested enum made every copy
+    /// and release of any `Value` switch over `JSON`'s cases too, on every import's hot path.
+    indirect case json(JSON)
 
     public var description: String {
         switch self {
@@ -71,6 +74,17 @@ extension Value {
         case (.data(let a), .data(let b)): return a == b
         case (.uuid(let a), .uuid(let b)): return a == b
         case (.url(let a), .url(let b)): return a == b
+        case (.array, .array), (.map, .map), (.json, .json): return equalCollections(lhs, rhs)
+        default: return false
+        }
+    }
+
+    /// `==` of two arrays, maps or JSON values, out of line: a recursive comparison in `==`
+    /// itself kept the compiler from specialising and inlining the scalar cases that imports and
+    /// stores compare by the million.
+    @inline(never)
+    private static func equalCollections(_ lhs: Value, _ rhs: Value) -> Bool {
+        switch (lhs, rhs) {
         case (.array(let a), .array(let b)): return a == b
         case (.map(let a), .map(let b)): return a == b
         case (.json(let a), .json(let b)): return a == b

@@ -74,6 +74,19 @@ extension AttributeType {
             return true
         case (.transformable, _):
             return true
+        case (.array, .array), (.map, .map), (.json, .json):
+            return acceptsCollection(value)
+        default:
+            return false
+        }
+    }
+
+    /// ``accepts(_:)`` for an array, a map or a JSON value, out of line: recursion in
+    /// `accepts` itself kept the scalar cases, checked for every value a store writes, from being
+    /// inlined.
+    @inline(never)
+    private func acceptsCollection(_ value: Value) -> Bool {
+        switch (self, value) {
         case (.array(let element), .array(let values)):
             return values.allSatisfy(element.accepts)
         case (.map(let element), .map(let values)):
