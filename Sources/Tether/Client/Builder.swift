@@ -90,7 +90,7 @@ extension Client {
                 func describe<M: EntityModel>(_ type: M.Type) throws {
                     let layout = try layouts.layout(of: M.self)
                     let overrides = try layout.keyOverrides()
-                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty { keyMappings.append(overrides) }
+                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty { keyMappings.append(overrides) }
                     let readOnly = try layout.readOnlyNames()
                     if !readOnly.isEmpty { remote.readOnly[M.entityName, default: []].formUnion(readOnly) }
                 }

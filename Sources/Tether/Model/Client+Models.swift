@@ -116,6 +116,18 @@ extension Client {
         return try await store.read { try $0.objects(M.entityName, identities: [key])[key]?.id }
     }
 
+    /// Whether two models stand for the same stored object: both have identity values and they
+    /// are equal, as the store compares identities (strings by their bytes). Two copies of one
+    /// struct read at different times, or a struct and the one a save returned, are the same
+    /// whatever else differs; a model without identity values yet (an unsaved create) is the same
+    /// as no other. The store is not read. Throws ``ModelError/Kind/noIdentity`` when the entity
+    /// has no identity attribute at all.
+    public func isSame<M: EntityModel>(_ first: M, _ second: M) throws -> Bool {
+        let layout = try modelLayout(M.self)
+        guard let a = try identityKey(of: first, layout: layout), let b = try identityKey(of: second, layout: layout) else { return false }
+        return a == b
+    }
+
     /// The model a to-one relationship of `model` leads to, read from the store.
     public func related<M: EntityModel, D: EntityModel>(
         _ keyPath: any KeyPath<M, D?> & Sendable, of model: M, depth: Int = 1

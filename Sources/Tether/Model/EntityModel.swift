@@ -75,6 +75,7 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
 
     var identity: [Member] = []
     var jsonKeys: [(Member, JSONKeyPath)] = []
+    var fallbackKeys: [(Member, [JSONKeyPath])] = []
     var foreignKeys: [(Member, String)] = []
     var inverses: [(Member, destination: String, resolve: @Sendable (ModelLayoutCache) throws -> String?)] = []
     var ordered: [Member] = []
@@ -103,6 +104,14 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     /// `repositoryDescription`, `"owner.login"` for a nested value).
     public mutating func jsonKey<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable, _ key: JSONKeyPath) {
         jsonKeys.append((member(keyPath), key))
+    }
+
+    /// JSON key paths an import reads, in order, when the property's own key is absent: Broker's
+    /// `employeeId` read from `"employee_id"` or else `"id"`, an avatar under `"avatar_url"` or
+    /// `"picture.url"`. The own key (``jsonKey(_:_:)`` or the naming strategy's) is read first; a
+    /// fallback that is present wins over the later ones, including when it holds `null`.
+    public mutating func fallbackKeys<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable, _ keys: JSONKeyPath...) {
+        fallbackKeys.append((member(keyPath), keys))
     }
 
     /// The JSON key that carries a to-one relationship's identity (`"owner_id"`), instead of the

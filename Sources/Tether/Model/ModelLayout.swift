@@ -172,7 +172,16 @@ final class ModelLayout<Model: EntityModel>: Sendable {
             }
             foreignKeys[name] = key
         }
-        return KeyOverrides(table.isEmpty ? [:] : [entityName: table], foreignKeys: foreignKeys.isEmpty ? [:] : [entityName: foreignKeys])
+        var fallbacks: [String: [JSONKeyPath]] = [:]
+        for (member, keys) in description.fallbackKeys {
+            guard let name = member.resolve(self) else {
+                throw ModelError(.unmappedKeyPath, entity: entityName, "\(entityName): the key path given to fallbackKeys reads no coded property")
+            }
+            fallbacks[name, default: []].append(contentsOf: keys)
+        }
+        return KeyOverrides(
+            table.isEmpty ? [:] : [entityName: table], foreignKeys: foreignKeys.isEmpty ? [:] : [entityName: foreignKeys],
+            fallbacks: fallbacks.isEmpty ? [:] : [entityName: fallbacks])
     }
 
     /// The names of the read-only properties.
