@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import Tether
 
-// Typed-model gaps of issue 41: fallback keys declared on a model, and model identity.
+// Typed-model gaps of issue 41: fallback keys declared on a model, model identity, and a
+// per-attribute null policy.
 
 /// Broker's employee: the identity comes as `employeeId` from one endpoint and `id` from another.
 private struct Employee: EntityModel {
@@ -15,6 +16,17 @@ private struct Employee: EntityModel {
         model.fallbackKeys(\.employeeId, "id")
         model.jsonKey(\.avatar, "avatar_url")
         model.fallbackKeys(\.avatar, "avatarUrl", "picture.url")
+    }
+}
+
+/// A profile whose server sends `null` for the fields a list view leaves out.
+private struct Profile: EntityModel {
+    var id: Int64
+    var name: String?
+    var bio: String?
+
+    static func describe(_ model: inout ModelDescription<Self>) {
+        model.ignoresNull(\.bio)
     }
 }
 
@@ -63,5 +75,40 @@ private struct Employee: EntityModel {
         #expect(try !client.isSame(read, other))
         // The store is not read: a model of an object never stored is the same as its copy.
         #expect(try client.isSame(other, other))
+    }
+
+    @Test func anAttributeThatIgnoresNullKeepsItsValueAndTheOthersAreCleared() async throws {
+        let client = try Client.Builder(models: [Profile.self]).build()
+        try await client.import(Data(#"[{"id": 1, "name": "Ada", "bio": "Analyst"}]"#.utf8), as: Profile.self)
+        let listed = try await client.import(Data(#"[{"id": 1, "name": null, "bio": null}]"#.utf8), as: Profile.self)
+        #expect(listed.first?.name == nil)          // null clears, as by default
+        #expect(listed.first?.bio == "Analyst")     // null is ignored
+        let changed = try await client.import(Data(#"[{"id": 1, "bio": "Poet"}]"#.utf8), as: Profile.self)
+        #expect(changed.first?.bio == "Poet")       // a value still replaces it
+        // An unchanged re-import with the null reports nothing changed.
+        let again = try await client.import(Data(#"[{"id": 1, "name": null, "bio": null}]"#.utf8), as: "Profile")
+        #expect(again.updated.isEmpty)
+    }
+
+    @Test func keyOverridesIgnoreNullInTheStringLayerAndRefuseARelationship() async throws {
+        let schema = try Schema {
+            Entity("User") {
+                Attribute("id", .int64)
+                Attribute("email", .string)
+                Relationship.toMany("posts", "Post", inverse: "author")
+            }
+            Entity("Post") {
+                Attribute("id", .int64)
+                Relationship.toOne("author", "User", inverse: "posts")
+            }
+        }
+        let client = try Client.Builder(schema: schema).keyMapping(KeyOverrides([:], ignoringNull: ["User": ["email"]])).build()
+        try await client.import(Data(#"[{"id": 1, "email": "a@example.com"}]"#.utf8), as: "User")
+        try await client.import(Data(#"[{"id": 1, "email": null}]"#.utf8), as: "User")
+        #expect(try await client.object("User", identity: .int(1))?["email"] == .string("a@example.com"))
+
+        #expect(throws: ConfigurationError.self) {
+            _ = try Client.Builder(schema: schema).keyMapping(KeyOverrides([:], ignoringNull: ["User": ["posts"]])).build()
+        }
     }
 }

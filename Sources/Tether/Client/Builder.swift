@@ -90,7 +90,9 @@ extension Client {
                 func describe<M: EntityModel>(_ type: M.Type) throws {
                     let layout = try layouts.layout(of: M.self)
                     let overrides = try layout.keyOverrides()
-                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty { keyMappings.append(overrides) }
+                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty || !overrides.ignoringNull.isEmpty {
+                        keyMappings.append(overrides)
+                    }
                     let readOnly = try layout.readOnlyNames()
                     if !readOnly.isEmpty { remote.readOnly[M.entityName, default: []].formUnion(readOnly) }
                 }
@@ -234,7 +236,11 @@ extension Client {
                     mapping.fallbackKeyPaths = fallbacks(relationship.name)
                     return mapping
                 }
-                for index in attributes.indices { attributes[index].fallbackKeyPaths = fallbacks(attributes[index].name) }
+                for index in attributes.indices {
+                    let name = attributes[index].name
+                    attributes[index].fallbackKeyPaths = fallbacks(name)
+                    attributes[index].ignoresNull = keyMappings.contains { $0.ignoresNull(for: name, in: entity.name) }
+                }
                 var seen: [JSONKeyPath: String] = [:]
                 for (name, path) in attributes.map({ ($0.name, $0.keyPath) }) + relationships.map({ ($0.name, $0.keyPath) }) {
                     if let other = seen[path] {

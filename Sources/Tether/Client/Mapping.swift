@@ -53,6 +53,9 @@ public struct AttributeMapping: Sendable, Hashable {
     /// Where an import also looks, in order, when a payload lacks ``keyPath`` (request bodies use
     /// ``keyPath`` only).
     public internal(set) var fallbackKeyPaths: [JSONKeyPath] = []
+    /// Whether an import leaves the stored value as it is when the payload gives `null`
+    /// (``KeyMapping/ignoresNull(for:in:)``); false: `null` clears it.
+    public internal(set) var ignoresNull = false
     /// The attribute's model name (`fullName`).
     public var name: String { attribute.name }
     /// The attribute's type, which JSON values are converted to.

@@ -345,7 +345,8 @@ struct BatchMapper<V: ImportValue> {
             }
         }
 
-        // Attributes: missing keys leave values alone, null clears, wrong types are reported.
+        // Attributes: missing keys leave values alone, null clears (unless the attribute ignores
+        // null: then it is as if missing), wrong types are reported.
         let start = batch.slots[slot].start
         var given = batch.slots[slot].given
         // An identity attribute takes its identity key's value below (an object of an entity with
@@ -355,6 +356,7 @@ struct BatchMapper<V: ImportValue> {
             guard let json = value(of: plan.attributeFields[position], base)
                 ?? fallback(plan.attributeFallbacks[position], base) else { continue }
             if json.isNull {
+                if plan.attributeIgnoresNull[position] { continue }
                 batch.values[start + position] = nil
                 given.insert(position)
                 continue

@@ -51,6 +51,9 @@ final class EntityPlan: Sendable {
     let attributeFallbacks: [[Field]]
     let identityFallbacks: [[Field]]
     let relationshipFallbacks: [[Field]]
+    /// By attribute position: whether a `null` in the payload leaves the value as it is
+    /// (``AttributeMapping/ignoresNull``) instead of clearing it.
+    let attributeIgnoresNull: [Bool]
     /// By index in ``keyTable``: whether the key is only where an identity is read (its own key
     /// or a fallback), so that an object matching no other key is known to carry nothing of the
     /// entity but its identity (``BatchMapper``'s check for hollow objects).
@@ -117,6 +120,7 @@ final class EntityPlan: Sendable {
         relationshipFields = relationshipKeys.map(field)
         foreignKeyFields = foreignKeys.map { field([$0]) }
         attributeFallbacks = mapping.attributes.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
+        attributeIgnoresNull = mapping.attributes.map(\.ignoresNull)
         identityFallbacks = mapping.identity.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
         relationshipFallbacks = mapping.relationships.map { $0.fallbackKeyPaths.map { field(keys($0)) } }
         keyTable = KeyTable(firstKeys)

@@ -26,6 +26,10 @@ public protocol KeyMapping: Sendable {
     /// Other key paths an import reads the attribute or relationship `name` from when the payload
     /// lacks its own key path, first present wins (`avatarUrl` beside `avatar_url`). Empty by default.
     func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath]
+    /// Whether an import leaves the attribute `name` of `entity` as it is when the payload gives
+    /// it as `null`, instead of clearing it (CTRESTfulCoreData's per-attribute "ignore null": a
+    /// server that sends `null` for "not included in this view"). False by default: `null` clears.
+    func ignoresNull(for name: String, in entity: String) -> Bool
     /// Called by ``Client/Builder/build()``: throw when the mapping names an entity or property
     /// that the schema does not have.
     func validate(against schema: Schema) throws
@@ -34,6 +38,7 @@ public protocol KeyMapping: Sendable {
 extension KeyMapping {
     public func foreignKey(for relationship: String, in entity: String) -> String? { nil }
     public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { [] }
+    public func ignoresNull(for name: String, in entity: String) -> Bool { false }
     public func validate(against schema: Schema) throws {}
 }
 
@@ -53,6 +58,9 @@ public struct KeyOverrides: KeyMapping {
     /// Per entity, per attribute or relationship name, other key paths an import reads when the
     /// payload lacks the property's own, in order (first present wins).
     public var fallbacks: [String: [String: [JSONKeyPath]]]
+    /// Per entity, the attributes an import leaves as they are when the payload gives `null`
+    /// (``KeyMapping/ignoresNull(for:in:)``).
+    public var ignoringNull: [String: Set<String>]
 
     /// Overrides with these key paths, foreign keys and fallbacks; what they do not name is left to the naming strategy.
     ///
@@ -61,18 +69,22 @@ public struct KeyOverrides: KeyMapping {
     ///   - foreignKeys: per entity, per relationship name, the JSON key carrying ids.
     ///   - fallbacks: per entity, per attribute or relationship name, key paths an import reads
     ///     when the payload lacks the property's own, in order (first present wins).
+    ///   - ignoringNull: per entity, the attributes a `null` in a payload leaves as they are.
     public init(
         _ table: [String: [String: JSONKeyPath]], foreignKeys: [String: [String: String]] = [:],
-        fallbacks: [String: [String: [JSONKeyPath]]] = [:]
+        fallbacks: [String: [String: [JSONKeyPath]]] = [:], ignoringNull: [String: Set<String>] = [:]
     ) {
         self.table = table
         self.foreignKeys = foreignKeys
         self.fallbacks = fallbacks
+        self.ignoringNull = ignoringNull
     }
 
     public func keyPath(for name: String, in entity: String) -> JSONKeyPath? { table[entity]?[name] }
 
     public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { fallbacks[entity]?[name] ?? [] }
+
+    public func ignoresNull(for name: String, in entity: String) -> Bool { ignoringNull[entity]?.contains(name) ?? false }
 
     public func foreignKey(for relationship: String, in entity: String) -> String? {
         foreignKeys[entity]?[relationship]
@@ -87,6 +99,14 @@ public struct KeyOverrides: KeyMapping {
         }
         for (entityName, properties) in fallbacks.sorted(by: { $0.key < $1.key }) {
             try Self.check(entityName, properties.keys.sorted(), relationshipsOnly: false, in: schema)
+        }
+        for (entityName, names) in ignoringNull.sorted(by: { $0.key < $1.key }) {
+            try Self.check(entityName, names.sorted(), relationshipsOnly: false, in: schema)
+            if let relationship = names.sorted().first(where: { schema[entityName]?.attribute(named: $0) == nil }) {
+                throw ConfigurationError(
+                    .unknownProperty, entity: entityName, member: relationship,
+                    "ignoringNull names \(entityName).\(relationship), which is a relationship: only attributes ignore null")
+            }
         }
     }
 

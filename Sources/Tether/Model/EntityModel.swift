@@ -76,6 +76,7 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     var identity: [Member] = []
     var jsonKeys: [(Member, JSONKeyPath)] = []
     var fallbackKeys: [(Member, [JSONKeyPath])] = []
+    var ignoringNull: [Member] = []
     var foreignKeys: [(Member, String)] = []
     var inverses: [(Member, destination: String, resolve: @Sendable (ModelLayoutCache) throws -> String?)] = []
     var ordered: [Member] = []
@@ -112,6 +113,13 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     /// fallback that is present wins over the later ones, including when it holds `null`.
     public mutating func fallbackKeys<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable, _ keys: JSONKeyPath...) {
         fallbackKeys.append((member(keyPath), keys))
+    }
+
+    /// An attribute that a `null` in a payload leaves as it is, instead of clearing it: for a
+    /// server that sends `null` for "not part of this view" (CTRESTfulCoreData's "ignore null").
+    /// A missing key leaves every attribute as it is already.
+    public mutating func ignoresNull<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable) {
+        ignoringNull.append(member(keyPath))
     }
 
     /// The JSON key that carries a to-one relationship's identity (`"owner_id"`), instead of the

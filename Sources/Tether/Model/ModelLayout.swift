@@ -179,9 +179,16 @@ final class ModelLayout<Model: EntityModel>: Sendable {
             }
             fallbacks[name, default: []].append(contentsOf: keys)
         }
+        var ignoringNull = Set<String>()
+        for member in description.ignoringNull {
+            guard let name = member.resolve(self) else {
+                throw ModelError(.unmappedKeyPath, entity: entityName, "\(entityName): the key path given to ignoresNull reads no coded property")
+            }
+            ignoringNull.insert(name)
+        }
         return KeyOverrides(
             table.isEmpty ? [:] : [entityName: table], foreignKeys: foreignKeys.isEmpty ? [:] : [entityName: foreignKeys],
-            fallbacks: fallbacks.isEmpty ? [:] : [entityName: fallbacks])
+            fallbacks: fallbacks.isEmpty ? [:] : [entityName: fallbacks], ignoringNull: ignoringNull.isEmpty ? [:] : [entityName: ignoringNull])
     }
 
     /// The names of the read-only properties.
