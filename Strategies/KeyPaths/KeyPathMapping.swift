@@ -227,7 +227,7 @@ extension KeyPathMapping {
             }
             identity.append(name)
         }
-        return Entity(entityName, identity: identity, attributes: attributes, relationships: relationships)
+        return Entity(entityName, identity: identity.isEmpty ? nil : identity, attributes: attributes, relationships: relationships)
     }
 
     /// The JSON keys of this mapping as a core key mapping: every attribute and relationship

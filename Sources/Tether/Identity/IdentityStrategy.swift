@@ -12,7 +12,8 @@ import Foundation
 /// builder.identity(.attribute("identifier", overrides: ["Issue": ["number"]]))
 /// ```
 /// An entity that declares an identity in the schema keeps it (unless an override names the
-/// entity); the strategy fills the rest.
+/// entity); the strategy fills the rest. An entity declared with `identity: []`
+/// (``Entity/declaresNoIdentity``) has none, and the strategy is not asked.
 ///
 /// ## Write your own
 /// Implement ``identityAttributes(for:)``; override ``identityValue(from:for:)`` to normalise

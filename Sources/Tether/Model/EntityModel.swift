@@ -74,6 +74,7 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     }
 
     var identity: [Member] = []
+    var declaresNoIdentity = false
     var jsonKeys: [(Member, JSONKeyPath)] = []
     var fallbackKeys: [(Member, [JSONKeyPath])] = []
     var ignoringNull: [Member] = []
@@ -92,6 +93,15 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     /// The identity attributes (several for a composite key), instead of `id`.
     public mutating func identity<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable) {
         identity = [member(keyPath)]
+        declaresNoIdentity = false
+    }
+
+    /// Declares that objects of this model have no identity, even with an `id` property (an `id`
+    /// unique only within its owner): nested in an owner, they are the owner's and replaced with
+    /// it on each import (``Entity/declaresNoIdentity``).
+    public mutating func noIdentity() {
+        identity = []
+        declaresNoIdentity = true
     }
 
     /// A composite identity of two attributes.
@@ -99,6 +109,7 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
         _ first: any Swift.KeyPath<Model, V> & Sendable, _ second: any Swift.KeyPath<Model, W> & Sendable
     ) {
         identity = [member(first), member(second)]
+        declaresNoIdentity = false
     }
 
     /// The JSON key path of a property, instead of the naming strategy's (`"description"` for

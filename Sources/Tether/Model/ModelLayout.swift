@@ -153,7 +153,9 @@ final class ModelLayout<Model: EntityModel>: Sendable {
         }
         var identity: [String] = []
         for member in description.identity { identity.append(try resolve(member, "identity")) }
-        return Entity(Model.entityName, identity: identity, attributes: attributes, relationships: relationships)
+        return Entity(
+            Model.entityName, identity: description.declaresNoIdentity ? [] : (identity.isEmpty ? nil : identity),
+            attributes: attributes, relationships: relationships)
     }
 
     /// The JSON keys and foreign keys the description names.

@@ -17,31 +17,51 @@ public struct Entity: Sendable, Hashable {
     /// The relationships, in declaration order.
     public var relationships: [Relationship]
     /// The attributes that identify an object of this entity (one or several). Empty means the
-    /// builder's ``IdentityStrategy`` decides.
+    /// builder's ``IdentityStrategy`` decides, unless ``declaresNoIdentity``.
     public var identity: [String]
+    /// True when the entity was declared with `identity: []`: its objects have no identity, even
+    /// when it has an attribute the ``IdentityStrategy`` would pick (an `id` that is unique only
+    /// within its owner, such as a poll's options). Nested in an owner, such objects are the
+    /// owner's: replaced with it on each import, never duplicated; imported alone, each is new.
+    public var declaresNoIdentity: Bool
 
     /// An entity from lists of attributes and relationships (to build one in code; the
-    /// result-builder form reads better by hand).
-    public init(_ name: String, identity: [String] = [], attributes: [Attribute], relationships: [Relationship] = []) {
+    /// result-builder form reads better by hand). `identity`: the identifying attributes; nil (the
+    /// default) lets the builder's ``IdentityStrategy`` decide; `[]` declares that objects of the
+    /// entity have no identity (``declaresNoIdentity``).
+    public init(_ name: String, identity: [String]? = nil, attributes: [Attribute], relationships: [Relationship] = []) {
         self.name = name
-        self.identity = identity
+        self.identity = identity ?? []
+        self.declaresNoIdentity = identity?.isEmpty ?? false
         self.attributes = attributes
         self.relationships = relationships
+    }
+
+    /// An entity declared member by member with an explicit identity list:
+    /// `Entity("PollOption", identity: []) { … }` declares that its objects have no identity.
+    public init(_ name: String, identity: [String], @EntityBuilder members: () -> [Member]) {
+        let (attributes, relationships) = Self.split(members())
+        self.init(name, identity: identity, attributes: attributes, relationships: relationships)
     }
 
     /// An entity declared member by member, attributes and relationships mixed:
     /// `Entity("User", identity: "id") { Attribute("id", .int64); ... }`. Without `identity`, the
     /// builder's ``IdentityStrategy`` decides (`id` by default).
     public init(_ name: String, identity: String..., @EntityBuilder members: () -> [Member]) {
+        let (attributes, relationships) = Self.split(members())
+        self.init(name, identity: identity.isEmpty ? nil : identity, attributes: attributes, relationships: relationships)
+    }
+
+    private static func split(_ members: [Member]) -> ([Attribute], [Relationship]) {
         var attributes: [Attribute] = []
         var relationships: [Relationship] = []
-        for member in members() {
+        for member in members {
             switch member {
             case .attribute(let a): attributes.append(a)
             case .relationship(let r): relationships.append(r)
             }
         }
-        self.init(name, identity: identity, attributes: attributes, relationships: relationships)
+        return (attributes, relationships)
     }
 
     /// The attribute named `name`, or nil.

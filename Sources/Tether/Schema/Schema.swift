@@ -52,7 +52,7 @@ public struct Schema: Sendable, Hashable {
     public func resolvingIdentities(_ identity: (Entity) -> [String]) throws(SchemaError) -> Schema {
         try Schema(entities.map { entity in
             var entity = entity
-            entity.identity = identity(entity)
+            entity.identity = entity.declaresNoIdentity ? [] : identity(entity)
             return entity
         })
     }
