@@ -24,7 +24,7 @@ import Tether
 /// `type`: `{"type": "tags", "id": "2"}` links `commentedTag` and unlinks `commentedArticle`
 /// (a to-one polymorphic relationship has one target); `null` unlinks both; to-many linkage is
 /// split by type, each relationship set to exactly its share. Linkage of a type none of the
-/// relationships has is an ``ImportDiagnostic`` (`invalidRelationship`, `valueSkipped`) naming
+/// relationships has is an `ImportDiagnostic` (`invalidRelationship`, `valueSkipped`) naming
 /// the type: the relationship is left as it is stored, never set to the rest.
 ///
 /// Writing, the relationships are sent as the one member: the target of whichever is set (two
