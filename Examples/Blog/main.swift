@@ -5,8 +5,9 @@
 // It lists the articles with their authors and tags (every page, `included` imported in the same
 // transaction), creates an article linked to an author and a tag, saves a change (a PATCH of only
 // the title, with `type` and `id`), adds, removes and replaces its tags through the
-// relationship's own URL, shows the field errors of an invalid create, and deletes the article,
-// printing each request it sends.
+// relationship's own URL, lists Ada's articles from the link the server gave (not a URL of its
+// own), reads notes whose `commentable` is an article or a tag (a polymorphic relationship), shows
+// the field errors of an invalid create, and deletes the article, printing each request it sends.
 //
 //     bash .ci/servers.sh start jsonapi   # or: bash Tests/Servers/jsonapi/start.sh 8100
 //     swift run Blog                      # TETHER_JSONAPI_URL overrides http://127.0.0.1:8100/api
@@ -32,11 +33,25 @@ struct Person: EntityModel {
     var id: Int64
     var name: String?
     var articles: [Article] = []
+    var articlesLink: String?          // the server's link to them: relationships.articles.links.related
+    var articleCount: Int?             // relationships.articles.meta.count
+
+    static func describe(_ model: inout ModelDescription<Self>) {
+        model.jsonKey(\.articlesLink, "relationships.articles.links.related")
+        model.jsonKey(\.articleCount, "relationships.articles.meta.count")
+    }
 }
 
 struct Tag: EntityModel {
     var id: Int64
     var name: String?
+}
+
+struct Note: EntityModel {
+    var id: Int64
+    var body: String?
+    var commentedArticle: Article?     // "commentable" when its type is "articles"
+    var commentedTag: Tag?             // "commentable" when its type is "tags"
 }
 
 // MARK: Options
@@ -59,8 +74,8 @@ for argument in CommandLine.arguments.dropFirst() {
 let environment = ProcessInfo.processInfo.environment
 let base = URL(string: environment["TETHER_JSONAPI_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8100/api")!
 
-let client = try Client.Builder(models: [Article.self, Person.self, Tag.self])
-    .jsonAPI()
+let client = try Client.Builder(models: [Article.self, Person.self, Tag.self, Note.self])
+    .jsonAPI(polymorphic: [PolymorphicRelationship("commentable", of: "Note", as: ["commentedArticle", "commentedTag"])])
     .transport(URLSessionTransport(timeout: 20))
     .baseURL(base)
     .onEvent { event in
@@ -97,6 +112,19 @@ try await tags.remove(swift.id)
 try await tags.replace(with: [swift.id, json.id])
 let now = try await tags.list()
 print("tags of the article: \(now.objects.compactMap { $0["name", as: String.self] }.joined(separator: ", "))")
+
+// Ada's articles, from the related link the server gave (/api/writers/1/writings), which no
+// template of the client's predicts; the relationship's meta says how many.
+let counted = try await client.fetchModel(Person.self, from: "/people/1").articleCount
+let written = try await client.relationship("articles", of: ada.id).list()
+print("Ada's articles from the server's link: \(written.objects.count) (the relationship's meta said \(counted.map(String.init) ?? "nothing"))")
+
+// Notes on an article or a tag: one polymorphic relationship, placed by its linkage's type.
+_ = try await client.fetchObjects("Note", from: "/notes")
+for note in try await client.fetch(Note.self, depth: 1).sorted(by: { $0.id < $1.id }).prefix(3) {
+    let on = note.commentedArticle.map { "article \"\($0.title ?? "")\"" } ?? note.commentedTag.map { "tag \($0.name ?? "")" } ?? "nothing"
+    print("note \(note.id) is on \(on)")
+}
 
 do {
     try await client.create("Article", values: ["title": .string("")])

@@ -12,12 +12,18 @@ public import Tether
 /// key path under `links` (`links.self`, to keep the object's URL), its `links`. A relationship with links but no `data`
 /// is not given: its stored targets stay. `included` resources are imported in the same
 /// transaction, before the primary data; `links.next` is the next page; `meta` is on the
-/// `FetchResult`.
+/// `FetchResult`. Attributes mapped under `meta` or `relationships.<name>` keep a resource's
+/// meta and a relationship's links and meta; a relationship's kept `related` and `self` links
+/// are where it is listed and written (``relationshipLinks(_:of:)``). Linkage whose type names
+/// one of several entities goes to the relationship declared for that type
+/// (``PolymorphicRelationship``).
 ///
 /// Writing, a body is `{"data": {"type", "id", "attributes", "relationships"}}` with only the
 /// members the client sends (the changed ones of a `PATCH`), `id` on saves and on creates of
 /// objects that have one (client-generated ids); a relationship's add, remove and replace are
-/// `POST`, `DELETE` and `PATCH` of `/<type>/<id>/relationships/<name>` with a linkage body.
+/// `POST`, `DELETE` and `PATCH` of `/<type>/<id>/relationships/<name>` (or the relationship's
+/// kept `self` link) with a linkage body. What is mapped under `links`, `meta` and
+/// `relationships` is never written.
 ///
 /// Errors: each of `errors[]` is an `ErrorBody.Entry`; one with `source.pointer`
 /// `/data/attributes/title` (or `/data/relationships/author`) gives its `detail` (else its
@@ -34,10 +40,15 @@ public struct JSONAPIFormat: DocumentFormat {
     /// Per entity, its JSON:API type when it is not the entity's resource path (the naming's
     /// plural, `articles`).
     public var types: [String: String]
+    /// The relationships whose linkage may name resources of several types
+    /// (``PolymorphicRelationship``).
+    public var polymorphic: [PolymorphicRelationship]
 
-    /// The JSON:API format, with these types instead of the resource paths.
-    public init(types: [String: String] = [:]) {
+    /// The JSON:API format, with these types instead of the resource paths, and these
+    /// polymorphic relationships.
+    public init(types: [String: String] = [:], polymorphic: [PolymorphicRelationship] = []) {
         self.types = types
+        self.polymorphic = polymorphic
     }
 
     /// `application/vnd.api+json`.
@@ -66,6 +77,8 @@ public struct JSONAPIFormat: DocumentFormat {
         }
         let byType = Self.entitiesByType(request.mapping, self)
         let expected = type(of: entity)
+        var reading = Reading(byType: byType, mapping: request.mapping, what: request.description,
+                              polymorphic: polymorphic.isEmpty ? nil : PolymorphicIndex(polymorphic, mapping: request.mapping, format: self))
         var objects: [JSON] = []
         var isList = true
         switch data {
@@ -73,11 +86,11 @@ public struct JSONAPIFormat: DocumentFormat {
             objects.reserveCapacity(resources.count)
             for (i, resource) in resources.enumerated() {
                 let path: [JSONPath.Component] = [.key("data"), .index(i)]
-                objects.append(try flatten(resource, as: entity, expected: expected, byType: byType, mapping: request.mapping, at: path, what: request.description))
+                objects.append(try flatten(resource, as: entity, expected: expected, at: path, &reading))
             }
         case .object:
             isList = false
-            objects = [try flatten(data, as: entity, expected: expected, byType: byType, mapping: request.mapping, at: [.key("data")], what: request.description)]
+            objects = [try flatten(data, as: entity, expected: expected, at: [.key("data")], &reading)]
         case .null:
             isList = request.operation == .list || request.operation == .relationship
         default:
@@ -97,7 +110,7 @@ public struct JSONAPIFormat: DocumentFormat {
                                       message: "\(request.description): the included type '\(type)' is no entity's; known types: "
                                           + "\(byType.keys.sorted().joined(separator: ", ")) (name an entity's type with jsonAPI(types:))")
                 }
-                let flat = try flatten(resource, as: target, expected: type, byType: byType, mapping: request.mapping, at: path, what: request.description)
+                let flat = try flatten(resource, as: target, expected: type, at: path, &reading)
                 if let index = groups[target.name] {
                     included[index].objects.append(flat)
                 } else {
@@ -112,7 +125,40 @@ public struct JSONAPIFormat: DocumentFormat {
         case .object(let link)?: next = link["href"]?.stringValue
         default: next = nil
         }
-        return Document(objects: objects, isList: isList, included: included, next: next, meta: top["meta"])
+        return Document(objects: objects, isList: isList, included: included, next: next, meta: top["meta"], diagnostics: reading.diagnostics)
+    }
+
+    /// What reading a document needs beside the resource at hand, and what it found wrong.
+    struct Reading {
+        let byType: [String: EntityMapping]
+        let mapping: Mapping
+        let what: String
+        let polymorphic: PolymorphicIndex?
+        var diagnostics: [ImportDiagnostic] = []
+        /// Per entity, whether attributes are mapped under `links`, `meta` and `relationships`.
+        var kept: [String: KeptMembers] = [:]
+
+        mutating func keptMembers(of entity: EntityMapping) -> KeptMembers {
+            if let known = kept[entity.name] { return known }
+            var found = KeptMembers()
+            for attribute in entity.attributes {
+                switch attribute.keyPath.components.first {
+                case "links": found.links = true
+                case "meta": found.meta = true
+                case "relationships": found.relationships = true
+                default: break
+                }
+            }
+            kept[entity.name] = found
+            return found
+        }
+    }
+
+    /// Which members beside `attributes` an entity's attributes read.
+    struct KeptMembers {
+        var links = false
+        var meta = false
+        var relationships = false
     }
 
     /// Every entity by its type.
@@ -123,10 +169,8 @@ public struct JSONAPIFormat: DocumentFormat {
     }
 
     /// A resource object as a plain object of `entity`'s mapping.
-    func flatten(
-        _ resource: JSON, as entity: EntityMapping, expected: String, byType: [String: EntityMapping], mapping: Mapping,
-        at path: [JSONPath.Component], what: String
-    ) throws -> JSON {
+    func flatten(_ resource: JSON, as entity: EntityMapping, expected: String, at path: [JSONPath.Component], _ reading: inout Reading) throws -> JSON {
+        let (mapping, what) = (reading.mapping, reading.what)
         guard case .object(let members) = resource else {
             throw ImportError(path: JSONPath(path), entity: entity.name, message: "\(what): expected a resource object, found \(resource.typeName)")
         }
@@ -146,7 +190,14 @@ public struct JSONAPIFormat: DocumentFormat {
             object[key] = id
         }
         if case .object(let relationships)? = members["relationships"] {
+            let polymorphic = reading.polymorphic?.members[entity.name]
             for (name, relationship) in relationships {
+                if let parts = polymorphic?[name] {
+                    guard let data = relationship["data"] else { continue }  // links without data: not given
+                    try flattenPolymorphic(data, member: name, parts: parts, entity: entity, into: &object,
+                                           at: path + [.key("relationships"), .key(name), .key("data")], what: what, diagnostics: &reading.diagnostics)
+                    continue
+                }
                 guard let data = relationship["data"],
                     let mapped = entity.relationships.first(where: { $0.keyPath.isSingleKey && $0.keyPath.components[0] == name })
                 else { continue }  // links without data: not given; a relationship the model lacks: not read
@@ -170,10 +221,35 @@ public struct JSONAPIFormat: DocumentFormat {
                 }
             }
         }
-        if let links = members["links"], object["links"] == nil, entity.attributes.contains(where: { $0.keyPath.components.first == "links" }) {
+        let kept = reading.keptMembers(of: entity)
+        if kept.links, let links = members["links"], object["links"] == nil {
             object["links"] = links
         }
+        if kept.meta, let meta = members["meta"], object["meta"] == nil {
+            object["meta"] = meta
+        }
+        if kept.relationships, case .object(let relationships)? = members["relationships"], object["relationships"] == nil {
+            object["relationships"] = Self.relationshipMembers(relationships)
+        }
         return .object(object)
+    }
+
+    /// A resource's `relationships` as attributes mapped under it read them: each relationship's
+    /// `links` and `meta`, a link object (`{"href": …}`) as its `href`.
+    static func relationshipMembers(_ relationships: [String: JSON]) -> JSON {
+        var kept: [String: JSON] = [:]
+        for (name, relationship) in relationships {
+            var member: [String: JSON] = [:]
+            if case .object(let links)? = relationship["links"] {
+                member["links"] = .object(links.mapValues { link in
+                    if case .object(let object) = link, let href = object["href"] { return href }
+                    return link
+                })
+            }
+            if let meta = relationship["meta"] { member["meta"] = meta }
+            kept[name] = .object(member)
+        }
+        return .object(kept)
     }
 
     /// The id of a resource identifier (`{"type": "people", "id": "9"}`) of the relationship's
@@ -201,17 +277,24 @@ public struct JSONAPIFormat: DocumentFormat {
             guard let relationship = write.relationship else {
                 throw RequestError(.unsupported, entity: write.entity.name, "a relationship's \(write.operation) without its relationship")
             }
+            if write.operation == .replace, relationship.relationship.isToMany, let shared = polymorphicMember(of: relationship, in: write.mapping) {
+                throw RequestError(.unsupported, member: relationship.name,
+                    "\(relationship.name) holds the '\(shared)' objects of one type of a to-many polymorphic relationship: replacing them "
+                        + "would replace the whole '\(shared)' on the server, unlinking the objects of the other types; add and remove them; nothing was sent")
+            }
             let type = self.type(of: write.entity)
             let linkages = write.targets.map { JSON.object(["type": .string(type), "id": Self.idString($0)]) }
             if relationship.relationship.isToMany { return ["data": .array(linkages)] }
             return ["data": write.operation == .remove ? .null : linkages.first ?? .null]
         default:
+            let index = polymorphic.isEmpty ? nil : PolymorphicIndex(polymorphic, mapping: write.mapping, format: self)
             var resource: [String: JSON] = ["type": .string(type(of: write.entity))]
             if let identity = write.identity { resource["id"] = Self.idString(identity) }
             var attributes: [String: JSON] = [:]
             var relationships: [String: JSON] = [:]
             for member in write.members where !member.isIdentity {
                 if let relationship = member.relationship {
+                    if index?.member(of: relationship.name, in: write.entity.name) != nil { continue }  // joined below
                     guard let destination = write.mapping[relationship.relationship.destination] else { continue }
                     let type = self.type(of: destination)
                     func linkage(_ id: JSON) -> JSON { id == .null ? .null : ["type": .string(type), "id": Self.idString(id)] }
@@ -223,13 +306,25 @@ public struct JSONAPIFormat: DocumentFormat {
                     relationships[relationship.keyPath.description] = ["data": data]
                 } else {
                     let keyPath = write.entity.attribute(member.name)?.keyPath ?? member.keyPath
+                    // What the server gave beside the attributes (links, meta) is not written back.
+                    if Self.isKeptFromServer(keyPath) { continue }
                     Self.set(member.value, at: keyPath.components[...], in: &attributes)
                 }
+            }
+            if let index {
+                for (name, linkage) in try polymorphicLinkage(write, index: index) { relationships[name] = ["data": linkage] }
             }
             if !attributes.isEmpty { resource["attributes"] = .object(attributes) }
             if !relationships.isEmpty { resource["relationships"] = .object(relationships) }
             return ["data": .object(resource)]
         }
+    }
+
+    /// Whether an attribute's key path reads what a resource carries beside its attributes:
+    /// `links.*`, `relationships.*` (names no attribute may have) or `meta.*`.
+    static func isKeptFromServer(_ keyPath: JSONKeyPath) -> Bool {
+        guard keyPath.components.count > 1 else { return false }
+        return ["links", "relationships", "meta"].contains(keyPath.components[0])
     }
 
     /// JSON:API ids are strings: `3` is written `"3"`.
@@ -256,6 +351,37 @@ public struct JSONAPIFormat: DocumentFormat {
     /// `/articles/3/tags` (a URL already holding `/relationships/` is kept). Add is `POST`,
     /// remove `DELETE` and replace `PATCH`, each with a linkage body; the answer is not the target.
     public func relationshipRequest(_ operation: DocumentOperation, relationshipURL: URL, target: String?) throws -> RelationshipRequest {
+        RelationshipRequest(method: try Self.method(of: operation), url: Self.relationshipSelf(relationshipURL), hasBody: true, answerIsTarget: false)
+    }
+
+    /// The relationship's own link when the store keeps it (`relationships.<name>.links.self`),
+    /// else the own URL of the registered related URL (never guessed from a related link the
+    /// server gave, whose layout is the server's); each with a linkage body.
+    public func relationshipRequest(_ operation: DocumentOperation, urls: RelationshipURLs, target: String?) throws -> RelationshipRequest {
+        let method = try Self.method(of: operation)
+        if let own = urls.relationship { return RelationshipRequest(method: method, url: own, hasBody: true, answerIsTarget: false) }
+        guard let registered = urls.registered else {
+            throw RequestError(.noRoute, "JSON:API writes a relationship's linkage to its own URL: the object keeps no 'links.self' of the relationship "
+                                   + "and no URL is registered for it (relationshipResource(_:for:of:)); nothing was sent")
+        }
+        return RelationshipRequest(method: method, url: Self.relationshipSelf(registered), hasBody: true, answerIsTarget: false)
+    }
+
+    /// The attributes mapped to `relationships.<member>.links.related` and `.links.self` (the
+    /// member of a polymorphic relationship's part is the shared one).
+    public func relationshipLinks(_ relationship: RelationshipMapping, of entity: EntityMapping) -> RelationshipLinkAttributes {
+        guard entity.attributes.contains(where: { $0.keyPath.components.first == "relationships" }) else { return .none }
+        var member = relationship.keyPath.description
+        for declaration in polymorphic where declaration.entity == entity.name && declaration.relationships.contains(relationship.name) {
+            member = declaration.name
+        }
+        func attribute(_ link: String) -> String? {
+            entity.attributes.first { $0.keyPath.components == ["relationships", member, "links", link] }?.name
+        }
+        return RelationshipLinkAttributes(related: attribute("related"), relationship: attribute("self"))
+    }
+
+    static func method(of operation: DocumentOperation) throws -> HTTPMethod {
         let method: HTTPMethod
         switch operation {
         case .add: method = .post
@@ -263,7 +389,7 @@ public struct JSONAPIFormat: DocumentFormat {
         case .replace: method = .patch
         default: throw RequestError(.unsupported, "JSON:API has no relationship request for \(operation)")
         }
-        return RelationshipRequest(method: method, url: Self.relationshipSelf(relationshipURL), hasBody: true, answerIsTarget: false)
+        return method
     }
 
     /// `…/articles/3/tags?x` → `…/articles/3/relationships/tags?x`.

@@ -129,6 +129,77 @@ import TetherURLSession
         }
     }
 
+    struct Writer: EntityModel {           // type "writers"
+        var id: Int64
+        var name: String?
+        var articles: [Article] = []
+        var articlesLink: String?          // relationships.articles.links.related
+        var articlesSelf: String?          // relationships.articles.links.self
+        var articleCount: Int?             // relationships.articles.meta.count
+        var rank: Int?                     // meta.rank
+
+        static func describe(_ model: inout ModelDescription<Self>) {
+            model.jsonKey(\.articlesLink, "relationships.articles.links.related")
+            model.jsonKey(\.articlesSelf, "relationships.articles.links.self")
+            model.jsonKey(\.articleCount, "relationships.articles.meta.count")
+            model.jsonKey(\.rank, "meta.rank")
+        }
+    }
+
+    @Test func linksAndMetaTheServerGives() async throws {
+        let stub = StubTransport()
+        let client = try Client.Builder(models: [Article.self, Person.self, Tag.self, Writer.self])
+            .jsonAPI()
+            .transport(URLSessionTransport())
+            .baseURL(URL(string: "https://blog.example.com/api")!)
+            .transport(stub)
+            .build()
+        stub.on(.get, "/api/writers/1", response: Self.document(["data": [
+            "type": "writers", "id": "1", "attributes": ["name": "Ada"], "meta": ["rank": 3],
+            "relationships": ["articles": [
+                "data": [["type": "articles", "id": "1"], ["type": "articles", "id": "2"]], "meta": ["count": 2],
+                "links": ["related": "https://blog.example.com/api/writers/1/texts", "self": "https://blog.example.com/api/writers/1/links/articles"],
+            ]],
+        ]]))
+        stub.on(.get, "/api/writers/1/texts", response: Self.document([
+            "data": [Self.resource("articles", 1, ["title": "One"]), Self.resource("articles", 2, ["title": "Two"])], "meta": ["count": 2],
+        ]))
+        stub.on(.delete, "/api/writers/1/links/articles", status: 204)
+
+        let writer = try await client.fetchObject("Writer", from: "/writers/1")
+        #expect(writer.values["articleCount"] == .int(2))                  // 2, the relationship's meta
+        let articles = client.relationship("articles", of: writer.id)
+        let listed = try await articles.list()            // GET    the related link: /api/writers/1/texts
+        #expect(listed.meta == [["count": 2]])                              // each page's top-level meta
+        try await articles.remove(listed.objects[0].id)   // DELETE the self link:    /api/writers/1/links/articles
+        #expect(stub.requests().suffix(2).map { "\($0.method) \($0.url.path)" } == ["GET /api/writers/1/texts", "DELETE /api/writers/1/links/articles"])
+        #expect(try await client.model(Writer.self, identity: Int64(1))?.rank == 3)
+    }
+
+    struct Note: EntityModel {
+        var id: Int64
+        var body: String?
+        var commentedArticle: Article?     // "commentable" when its type is "articles"
+        var commentedTag: Tag?             // "commentable" when its type is "tags"
+    }
+
+    @Test func polymorphicRelationships() async throws {
+        let stub = StubTransport()
+        let notes = try Client.Builder(models: [Article.self, Person.self, Tag.self, Note.self])
+            .jsonAPI(polymorphic: [PolymorphicRelationship("commentable", of: "Note", as: ["commentedArticle", "commentedTag"])])
+            .transport(URLSessionTransport())
+            .baseURL(URL(string: "https://blog.example.com/api")!)
+            .transport(stub)
+            .build()
+        stub.on(.get, "/api/notes/2?include=commentable", response: Self.document([
+            "data": Self.resource("notes", 2, ["body": "On rest"], ["commentable": ["data": ["type": "tags", "id": "2"]]]),
+            "included": [Self.resource("tags", 2, ["name": "rest"])],
+        ]))
+        let note = try await notes.fetchModel(Note.self, from: "/notes/2?include=commentable")
+        #expect(note.commentedTag?.name == "rest")            // "rest": {"type": "tags", "id": "2"}
+        #expect(note.commentedArticle == nil)
+    }
+
     /// The object's URL, kept from `links.self` by an attribute mapped there (read-only).
     struct Linked: EntityModel {
         var id: Int64

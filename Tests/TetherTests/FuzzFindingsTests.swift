@@ -86,5 +86,11 @@ import Tether
             "$[1].owner_id: Repo.owner: User 8 is not stored yet: the link is kept, and made when an import brings it (pendingReference, linkPending)",
             "$[2].id: Repo.id: the object has no usable identity ('id' missing, null or not convertible) (missingIdentity, objectSkipped)",
         ])
+
+        // An id named before its object arrives, in a later batch of the same import: linked
+        // when it arrives, and not reported (as in one batch).
+        let later = try await client.import(Data(#"[{"id":30,"owner_id":31},{"id":32,"owner":{"id":31}}]"#.utf8), as: "Repo")
+        #expect(later.diagnostics.isEmpty, "\(later.diagnostics)")
+        #expect(try await client.related("owner", of: later.objects[0]).first?["id"] == .int(31))
     }
 }

@@ -24,13 +24,23 @@ extension Client {
         return document
     }
 
-    /// The one object of `entity` in an answer, with what the document includes beside it.
+    /// The one object of `entity` in an answer (of a write, a refresh), with what the document
+    /// includes beside it. What the format left out is merged as the mapper's diagnostics of
+    /// such answers are; under the client's ``ImportOptions/Policy/fail`` it is the error.
     func oneObject(in body: JSON, of entity: String, _ operation: DocumentOperation, what: String) throws -> (JSON, [IncludedObjects]) {
+        let (json, document) = try oneObjectDocument(in: body, of: entity, operation, what: what)
+        if importOptions.policy == .fail, let first = document.diagnostics.first { throw ImportError(first) }
+        return (json, document.included)
+    }
+
+    /// The one object of `entity` in an answer, and the whole document (what it includes, its
+    /// meta, what the format left out).
+    func oneObjectDocument(in body: JSON, of entity: String, _ operation: DocumentOperation, what: String) throws -> (JSON, Document) {
         let document = try document(body, of: entity, operation, what: what)
         guard document.objects.count == 1, let json = document.objects.first else {
             throw ImportError(path: .root, entity: entity, message: "\(what) holds \(document.objects.count) \(entity) objects where one was expected")
         }
-        return (json, document.included)
+        return (json, document)
     }
 
     /// The one object of `entity` in an answer, read by the entity's document format.

@@ -51,6 +51,15 @@ public protocol DocumentFormat: Sendable {
     /// relationship's URL (the one its list is fetched from) and, for one target, its identity
     /// as a path segment.
     func relationshipRequest(_ operation: DocumentOperation, relationshipURL: URL, target: String?) throws -> RelationshipRequest
+    /// Where and how an add, remove or replace is sent, given every URL the client knows for the
+    /// relationship: the registered one and the links the server gave and the store keeps
+    /// (``RelationshipURLs``). The default sends to the server's related link when one is kept,
+    /// else to the registered URL, through ``relationshipRequest(_:relationshipURL:target:)``.
+    func relationshipRequest(_ operation: DocumentOperation, urls: RelationshipURLs, target: String?) throws -> RelationshipRequest
+    /// The attributes of `entity` that keep the links the server gave for `relationship` (its
+    /// related URL, its own URL), which relationship fetches and writes then use instead of the
+    /// registered URL. None by default (``RelationshipLinkAttributes/none``).
+    func relationshipLinks(_ relationship: RelationshipMapping, of entity: EntityMapping) -> RelationshipLinkAttributes
     /// The structured error of a response outside 200–299.
     func errorBody(status: Int, data: Data, contentType: String?) -> ErrorBody
 }
@@ -139,14 +148,23 @@ public struct Document: Sendable {
     public var next: String?
     /// The document's meta information, if any (JSON:API's top-level `meta`).
     public var meta: JSON?
+    /// What the format could not read and left out (a linkage whose `type` the schema does not
+    /// declare for its relationship), with the document's JSON path. The client adds them to
+    /// the import's ``ImportResult/diagnostics``; under ``ImportOptions/Policy/fail`` the first
+    /// one is the error and nothing is written.
+    public var diagnostics: [ImportDiagnostic]
 
     /// A document with these parts.
-    public init(objects: [JSON], isList: Bool = true, included: [IncludedObjects] = [], next: String? = nil, meta: JSON? = nil) {
+    public init(
+        objects: [JSON], isList: Bool = true, included: [IncludedObjects] = [], next: String? = nil, meta: JSON? = nil,
+        diagnostics: [ImportDiagnostic] = []
+    ) {
         self.objects = objects
         self.isList = isList
         self.included = included
         self.next = next
         self.meta = meta
+        self.diagnostics = diagnostics
     }
 }
 

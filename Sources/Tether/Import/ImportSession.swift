@@ -570,6 +570,12 @@ final class ImportSession {
                     guard try writer.object(reference.source) != nil,
                         let relationship = importer.schema[reference.source.entity]?.relationship(named: reference.relationship)
                     else { continue }  // the source went meanwhile
+                    // Made within the import that reported it (an object of a later batch, or
+                    // of the primary data after what a document includes): no longer pending, so
+                    // no longer reported, whatever the batch size.
+                    if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
+                        diagnostics.remove(at: index)
+                    }
                     if relationship.isToMany {
                         var linked = try writer.related(reference.relationship, of: reference.source)
                         guard !linked.contains(id) else { continue }

@@ -65,9 +65,14 @@ struct Importer: Sendable {
     /// data: JSON:API's `included`) are imported first, in the same session, so that the primary
     /// data's links to them resolve at once; they are never deleted for missing, and the result's
     /// ``ImportResult/objects`` are the payloads' alone (its other lists cover both).
+    /// `reported` are what the document format left out of the payloads (``Document/diagnostics``):
+    /// they open the result's diagnostics, and under ``ImportOptions/Policy/fail`` the first is
+    /// the error, before anything is written.
     func run<V: ImportValue>(
-        _ payloads: [(entity: String, json: V)], including included: [(entity: String, json: V)] = [], in writer: any StoreWriter
+        _ payloads: [(entity: String, json: V)], including included: [(entity: String, json: V)] = [],
+        reported: [ImportDiagnostic] = [], in writer: any StoreWriter
     ) throws -> ImportResult {
+        if options.policy == .fail, let first = reported.first { throw ImportError(first) }
         let remembered = remembered(in: writer)
         let session = ImportSession(importer: self, writer: writer, rememberedRows: remembered?.rows)
         var mapper = BatchMapper<V>(importer: self, earlierTexts: remembered?.texts)
@@ -96,6 +101,7 @@ struct Importer: Sendable {
         }
         var result = try finish(session, mapper, deletingMissingOf: payloads.map(\.entity), in: writer)
         if includedObjects > 0 { result.objects = ObjectIDList(result.objects.dropFirst(includedObjects)) }
+        if !reported.isEmpty { result.diagnostics = reported + result.diagnostics }
         return result
     }
 

@@ -42,6 +42,8 @@ struct FetchedPages {
     var included: [IncludedObjects] = []
     /// The meta of each page that has one.
     var meta: [JSON] = []
+    /// What the document format left out of the pages, page by page.
+    var diagnostics: [ImportDiagnostic] = []
     /// The validators of the first page.
     var etag: String?
     var lastModified: String?
@@ -246,10 +248,10 @@ extension Client {
         guard let body = try Self.jsonBody(of: response) else {
             throw RequestError(.emptyResponse, entity: entity, "GET \(url.absoluteString) answered \(response.status) with an empty body")
         }
-        let (json, included) = try oneObject(in: body, of: entity, .item, what: "GET \(RemoteURL.redacted(url).absoluteString)")
+        let (json, document) = try oneObjectDocument(in: body, of: entity, .item, what: "GET \(RemoteURL.redacted(url).absoluteString)")
         let importer = try Importer(client: self, options: importOptions.single)
         return try await writeImport(entity, bytes: response.body.count, { writer in
-            let result = try importer.run([(entity, json)], including: Self.payloads(included), in: writer)
+            let result = try importer.run([(entity, json)], including: Self.payloads(document.included), reported: document.diagnostics, in: writer)
             guard let id = result.objects.first, let object = try writer.object(id) else {
                 throw ImportError(path: .root, entity: entity, message: "the response of GET \(url.absoluteString) holds no importable \(entity)")
             }
@@ -322,7 +324,8 @@ extension Client {
         let importer = try Importer(client: self, options: options, remembering: true)
         let result = try await writeImport(entity, importer: importer, { [carried] writer in
             // What the pages include is imported first, in the same session.
-            let result = try importer.run([(entity, JSON.array(pages.items))], including: Self.payloads(pages.included), in: writer)
+            let result = try importer.run([(entity, JSON.array(pages.items))], including: Self.payloads(pages.included),
+                                          reported: pages.diagnostics, in: writer)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let ids = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
@@ -340,8 +343,10 @@ extension Client {
     }
 
     /// GETs the objects of a relationship (every page), imports them and sets the relationship
-    /// of `id` to exactly those objects, in one transaction. The URL is `template`, or the one
-    /// registered with ``Builder/relationshipResource(_:for:of:)``.
+    /// of `id` to exactly those objects, in one transaction. The URL is `template`, else the
+    /// server's related link when the store keeps one (``RelationshipLinkAttributes``; JSON:API's
+    /// `relationships.<name>.links.related`, followed only on the base URL's origin or a page
+    /// host), else the one registered with ``Builder/relationshipResource(_:for:of:)``.
     ///
     /// Objects no longer listed are unlinked; with ``ImportOptions/deleteMissing`` they are
     /// deleted. Whatever scope `options` (or the client's default) gives, it is narrowed to this
@@ -350,8 +355,7 @@ extension Client {
         _ relationship: String, of id: ObjectID, from template: URLTemplate? = nil, options: ImportOptions? = nil
     ) async throws -> FetchResult {
         defer { (options ?? importOptions).progress?.finish() }
-        let (declared, route) = try relationshipRoute(relationship, of: id.entity, template: template)
-        let url = try await self.url(route, for: id)
+        let (declared, url) = try await relationshipListURL(relationship, of: id, template: template)
         var options = options ?? importOptions
         let key = "\(id) \(relationship) \(url.absoluteString)"
         let known = listValidators[key]
@@ -385,7 +389,8 @@ extension Client {
             guard try writer.object(id) != nil else {
                 throw RequestError(.objectNotFound, entity: id.entity, "\(id) was deleted while its \(relationship) were fetched")
             }
-            let result = try importer.run([(declared.destination, JSON.array(pages.items))], including: Self.payloads(pages.included), in: writer)
+            let result = try importer.run([(declared.destination, JSON.array(pages.items))], including: Self.payloads(pages.included),
+                                          reported: pages.diagnostics, in: writer)
             // The unchanged first page's objects, then the later pages' (an object on both once).
             var seen = Set<ObjectID>()
             let listed = (carried + Array(result.objects)).filter { seen.insert($0).inserted }
@@ -486,6 +491,7 @@ extension Client {
                 fetched.items.append(contentsOf: document.objects)
                 fetched.included.append(contentsOf: document.included)
                 if let meta = document.meta { fetched.meta.append(meta) }
+                fetched.diagnostics.append(contentsOf: document.diagnostics)
                 count = document.objects.count
                 shapeNext = document.next
             }
@@ -693,10 +699,9 @@ public struct RelationshipResource: Sendable {
     /// ``add(_:options:)`` of a client that writes immediately, and the outbox's add: `headers`
     /// go with the request (an idempotency key).
     func sendAdd(_ target: ObjectID, options: ExportOptions, headers: HTTPHeaders = [:]) async throws -> Object {
-        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
-        // The list's URL, without the parameters that page it (`?per_page=3`).
-        let url = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
-        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.add, relationshipURL: url, target: nil)
+        // The list's URL, without the parameters that page it (`?per_page=3`), or the server's links.
+        let (declared, urls) = try await client.relationshipURLs(relationship, of: source)
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.add, urls: urls, target: nil)
         // The body is the target as if already linked: a to-one inverse (`owner_id`) names the source.
         var linked: [String: [ObjectID]] = [:]
         if let inverse = declared.inverse, client.schema[declared.destination]?.relationship(named: inverse)?.isToMany == false {
@@ -764,13 +769,12 @@ public struct RelationshipResource: Sendable {
 
     /// ``remove(_:)`` of a client that writes immediately, and the outbox's remove.
     func sendRemove(_ target: ObjectID) async throws -> Int {
-        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
+        let (declared, urls) = try await client.relationshipURLs(relationship, of: source)
         guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
             throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
         }
-        let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
         let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
-        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.remove, relationshipURL: base, target: segment)
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.remove, urls: urls, target: segment)
         var body: Data?
         if request.hasBody { body = try await linkageBody(.remove, [target], destination: declared.destination).serialized() }
         let status: Int
@@ -806,9 +810,8 @@ public struct RelationshipResource: Sendable {
             }
             return 0
         }
-        let (declared, route) = try client.relationshipRoute(relationship, of: source.entity, template: nil)
-        let base = client.writeURL(try await client.url(route, for: source), entity: declared.destination)
-        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.replace, relationshipURL: base, target: nil)
+        let (declared, urls) = try await client.relationshipURLs(relationship, of: source)
+        let request = try client.documentFormat(for: declared.destination).relationshipRequest(.replace, urls: urls, target: nil)
         if !declared.isToMany && targets.count > 1 {
             throw RequestError(.unsupported, entity: source.entity, member: relationship,
                                "\(source.entity).\(relationship) is to-one: it cannot be replaced with \(targets.count) objects; nothing was sent")

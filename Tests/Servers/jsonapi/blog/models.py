@@ -1,3 +1,5 @@
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
 from django.db import models
 
 
@@ -32,3 +34,15 @@ class Comment(models.Model):
 
     class JSONAPIMeta:
         resource_name = "comments"
+
+
+class Note(models.Model):
+    """A note on an article or a tag: `commentable` is polymorphic (its linkage's type says which)."""
+
+    body = models.TextField()
+    content_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.CASCADE)
+    object_id = models.PositiveIntegerField(null=True, blank=True)
+    commentable = GenericForeignKey("content_type", "object_id")
+
+    class JSONAPIMeta:
+        resource_name = "notes"

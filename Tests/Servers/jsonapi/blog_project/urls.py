@@ -8,6 +8,7 @@ router.register(r"articles", views.ArticleViewSet)
 router.register(r"people", views.PersonViewSet)
 router.register(r"tags", views.TagViewSet)
 router.register(r"comments", views.CommentViewSet)
+router.register(r"notes", views.NoteViewSet)
 
 
 def related(viewset, name):
@@ -23,6 +24,8 @@ def relationships(view, name):
 
 
 urlpatterns = [
+    re_path(r"^api/writers/(?P<person_pk>[^/.]+)/writings$", views.WriterWritingsView.as_view(), name="writer-writings"),
+    re_path(r"^api/writers/(?P<pk>[^/.]+)/links/(?P<related_field>[-\w]+)$", views.WriterRelationshipView.as_view(), name="writer-links"),
     relationships(views.ArticleRelationshipView, "articles"),
     relationships(views.PersonRelationshipView, "people"),
     relationships(views.CommentRelationshipView, "comments"),
