@@ -59,6 +59,11 @@ final class ImportSession {
     /// The pending references this import recorded, with their diagnostics: one a later batch
     /// replaces is no longer reported (the result does not depend on the batch size).
     private var recordedPending: [PendingReferences.Reference: ImportDiagnostic] = [:]
+    /// Diagnostics of earlier batches withdrawn since (their references dropped, restated or
+    /// made), with how many times each: taken out of ``diagnostics`` once, at the end (the last
+    /// equal ones), rather than searched for one by one (a linear search per made reference was
+    /// quadratic on a large import with many replies to later statuses).
+    private var withdrawn: [ImportDiagnostic: Int] = [:]
     private var pendingError: (any Error)?
 
     /// The payload's size, when known (for ``ImportOptions/progress``).
@@ -498,9 +503,7 @@ final class ImportSession {
         // depend on the batch size.
         let restatedReferences = kept.flatMap { restated[$0] ?? [] }
         for reference in dropped + restatedReferences {
-            if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
-                diagnostics.remove(at: index)
-            }
+            if let diagnostic = recordedPending.removeValue(forKey: reference) { withdrawn[diagnostic, default: 0] += 1 }
         }
         return kept
     }
@@ -573,9 +576,7 @@ final class ImportSession {
                     // Made within the import that reported it (an object of a later batch, or
                     // of the primary data after what a document includes): no longer pending, so
                     // no longer reported, whatever the batch size.
-                    if let diagnostic = recordedPending.removeValue(forKey: reference), let index = diagnostics.lastIndex(of: diagnostic) {
-                        diagnostics.remove(at: index)
-                    }
+                    if let diagnostic = recordedPending.removeValue(forKey: reference) { withdrawn[diagnostic, default: 0] += 1 }
                     if relationship.isToMany {
                         var linked = try writer.related(reference.relationship, of: reference.source)
                         guard !linked.contains(id) else { continue }
@@ -765,6 +766,19 @@ final class ImportSession {
             case Self.updated: result.updated.append(id)
             default: result.unchanged.append(id)
             }
+        }
+        if !withdrawn.isEmpty {
+            var kept: [ImportDiagnostic] = []
+            kept.reserveCapacity(diagnostics.count)
+            for diagnostic in diagnostics.reversed() {
+                if let count = withdrawn[diagnostic], count > 0 {
+                    withdrawn[diagnostic] = count - 1
+                } else {
+                    kept.append(diagnostic)
+                }
+            }
+            diagnostics = kept.reversed()
+            withdrawn.removeAll()
         }
         result.diagnostics = diagnostics
         return result
