@@ -8,6 +8,7 @@ import PackageDescription
 // Layout
 //   Sources/TetherPostgres        the store (PostgresStore) over an app's PostgresClient
 //   Sources/TetherPostgresBench   the benchmark (tether-postgres-bench)
+//   Sources/TetherPostgresExample the example: recorded GitHub issues mirrored by two processes at once
 //   Sources/TetherPostgresWorker  the child process of the many-writers and observer tests (not a product)
 //   Tests/TetherPostgresTests      one Swift Testing target; needs TETHER_POSTGRES_URL (see .ci/postgres.sh)
 
@@ -38,6 +39,18 @@ let package = Package(
                 "TetherPostgres",
                 .product(name: "Tether", package: "Tether"),
                 .product(name: "TetherSQLite", package: "Tether"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The example: the recorded GitHub issues mirrored by two processes at once, read back
+        // (swift run TetherPostgresExample; Docs/PostgreSQL.md).
+        .executableTarget(
+            name: "TetherPostgresExample",
+            dependencies: [
+                "TetherPostgres",
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "TetherRails", package: "Tether"),
+                .product(name: "TetherTesting", package: "Tether"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
