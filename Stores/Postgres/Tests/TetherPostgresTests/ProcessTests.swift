@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tether
 import TetherPostgres
+import TetherPostgresTestSupport
 import TetherTesting
 
 /// The many-writers and cross-instance cases with real processes (Sources/TetherPostgresWorker),
@@ -39,13 +40,13 @@ struct ProcessTests {
         var repositories = Set<Int>(), issues = Set<Int>()
         for w in 0..<writers {
             for page in 0..<pages {
-                let start = w * 100 + page * (size / 2)
+                let start = Payloads.start(writer: w, page: page, size: size)
                 repositories.formUnion(start..<start + size)
                 issues.formUnion(start..<start + size / 2)
             }
         }
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
-        try store.prepare(for: ManyWritersTests.schema)
+        try store.prepare(for: Payloads.schema)
         let counts = try await store.readSQL { sql in
             try ["Repository", "User", "Issue", "Label"].map { entity in
                 try sql.rows("SELECT count(*) AS n, count(DISTINCT \"id\") AS d FROM \"\(namespace)\".\"\(entity)\"")[0]
@@ -71,7 +72,7 @@ struct ProcessTests {
         let namespace = TestDatabase.namespace("processobserve")
         defer { Task { await TestDatabase.drop([namespace]) } }
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
-        let client = try Client.Builder(schema: ManyWritersTests.schema).store(store).build()
+        let client = try Client.Builder(schema: Payloads.schema).store(store).build()
         try await store.migrate()
         let commits = 20
         let observer = try ChildProcess(Self.worker, ["observe", namespace, "\(commits)"], output: Self.output("observe"))

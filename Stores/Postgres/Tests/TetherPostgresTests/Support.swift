@@ -4,6 +4,7 @@ import PostgresNIO
 import Synchronization
 import Tether
 import TetherPostgres
+import TetherPostgresTestSupport
 
 /// The PostgreSQL server of the tests: `TETHER_POSTGRES_URL` (for example
 /// `postgres://tether@127.0.0.1:55432/tether`, as `.ci/postgres.sh start` makes). Without it the
@@ -28,12 +29,8 @@ enum TestDatabase {
 
     /// The connection settings of `url`.
     static func configuration(maximumConnections: Int = 40, applicationName: String? = nil) throws -> PostgresClient.Configuration {
-        guard let url, let components = URLComponents(string: url), let host = components.host else { throw Missing() }
-        var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-        configuration.options.maximumConnections = maximumConnections
-        if let applicationName { configuration.options.additionalStartupParameters = [("application_name", applicationName)] }
+        guard let url, let configuration = Payloads.configuration(url: url, maximumConnections: maximumConnections, applicationName: applicationName)
+        else { throw Missing() }
         return configuration
     }
 
