@@ -104,7 +104,8 @@ let package = Package(
         ),
 
         // Tests: one Swift Testing target per module
-        // Helpers the test targets share (child processes, a seeded generator); not a product.
+        // Helpers the test targets share (a seeded generator, the test servers; child processes
+        // are TetherTesting's ChildProcess); not a product.
         .target(name: "TetherTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTesting", "TetherTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "TetherSQLiteTests", dependencies: ["TetherSQLite", "TetherTesting", "TetherTestSupport", "TetherURLSession", "SQLiteCrashHelper"]),

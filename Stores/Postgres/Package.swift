@@ -8,7 +8,9 @@ import PackageDescription
 // Layout
 //   Sources/TetherPostgres        the store (PostgresStore) over an app's PostgresClient
 //   Sources/TetherPostgresBench   the benchmark (tether-postgres-bench)
+//   Sources/TetherPostgresExample the example: recorded GitHub issues mirrored by two processes at once
 //   Sources/TetherPostgresWorker  the child process of the many-writers and observer tests (not a product)
+//   Sources/TetherPostgresTestSupport  what the tests and the worker share: schema, payloads (not a product)
 //   Tests/TetherPostgresTests      one Swift Testing target; needs TETHER_POSTGRES_URL (see .ci/postgres.sh)
 
 let package = Package(
@@ -41,11 +43,33 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // What the many-writers tests and their child process share: the schema, the payloads,
+        // the server's settings from a URL (not a product).
+        .target(
+            name: "TetherPostgresTestSupport",
+            dependencies: [
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // The example: the recorded GitHub issues mirrored by two processes at once, read back
+        // (swift run TetherPostgresExample; Docs/PostgreSQL.md).
+        .executableTarget(
+            name: "TetherPostgresExample",
+            dependencies: [
+                "TetherPostgres",
+                .product(name: "Tether", package: "Tether"),
+                .product(name: "TetherRails", package: "Tether"),
+                .product(name: "TetherTesting", package: "Tether"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         // The child process of the many-writers and observer tests (not a product).
         .executableTarget(
             name: "TetherPostgresWorker",
             dependencies: [
                 "TetherPostgres",
+                "TetherPostgresTestSupport",
                 .product(name: "Tether", package: "Tether"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -54,6 +78,7 @@ let package = Package(
             name: "TetherPostgresTests",
             dependencies: [
                 "TetherPostgresWorker",
+                "TetherPostgresTestSupport",
                 "TetherPostgres",
                 .product(name: "TetherTesting", package: "Tether"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

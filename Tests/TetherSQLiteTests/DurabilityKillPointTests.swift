@@ -3,6 +3,7 @@ import Testing
 import Tether
 import TetherSQLite
 import TetherTestSupport
+import TetherTesting
 
 /// The kill points after a commit (issue 18, crash safety): the `SQLiteCrashHelper` imports a
 /// batch, and is killed with SIGKILL at a random moment between the commit and the end of

@@ -3,6 +3,7 @@ import Testing
 import Tether
 import TetherSQLite
 import TetherTestSupport
+import TetherTesting
 
 /// Kills an importing child process (the `SQLiteCrashHelper` executable target, built with the
 /// tests and found next to the test bundle) with SIGKILL at random points of its transaction; the

@@ -4,6 +4,7 @@ import Testing
 import Tether
 import TetherSQLite
 import TetherTestSupport
+import TetherTesting
 
 /// Issue 18, load: eight overlapping imports of the same identities into one SQLite file, from
 /// eight stores (clients) in this process and from eight processes, while a reader of its own reads

@@ -3,6 +3,7 @@ import Testing
 import Tether
 import TetherSQLite
 import TetherTestSupport
+import TetherTesting
 import TetherURLSession
 
 /// The outbox under SIGKILL (issue 40): a child process (`SQLiteCrashHelper outbox`) makes

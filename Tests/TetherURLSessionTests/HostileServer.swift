@@ -1,6 +1,7 @@
 import Foundation
 import Tether
 import TetherTestSupport
+import TetherTesting
 
 /// A hostile HTTP server on 127.0.0.1 (a Python standard-library script the test writes and
 /// starts): gzip bombs, endless and trickled bodies, redirects to another origin, redirects that

@@ -6,6 +6,7 @@ import Testing
 import Tether
 import TetherURLSession
 import TetherTestSupport
+import TetherTesting
 
 /// Issue 18, transport faults: a real HTTP server on 127.0.0.1 (a Python standard-library script
 /// the test writes and starts) misbehaves the ways servers and networks do. Through a `Client` on

@@ -1,43 +1,44 @@
 /// A name a condition or a sort key uses: an attribute of the query's entity (`"title"`), or a
 /// dotted path through to-one relationships to an attribute of the last one's destination
-/// (`"repository.owner.login"`). Both stores resolve names with ``AttributePaths/resolve(_:in:entity:)``,
-/// so they accept and refuse the same paths; a path's value is the attribute's value on the
+/// (`"repository.owner.login"`). Every store resolves names with ``AttributePaths/resolve(_:in:entity:)``
+/// (or ``QueryCheck/check(_:entities:)``), so they accept and refuse the same paths (public for
+/// stores of other packages, such as TetherPostgres); a path's value is the attribute's value on the
 /// object the relationships lead to, and unset when a relationship on the way has no target.
-package struct AttributePath: Sendable, Hashable {
+public struct AttributePath: Sendable, Hashable {
     /// One to-one relationship on the way.
-    package struct Hop: Sendable, Hashable {
+    public struct Hop: Sendable, Hashable {
         /// The relationship's name on the entity the hop starts from.
-        package let relationship: String
+        public let relationship: String
         /// The entity the hop starts from.
-        package let source: String
+        public let source: String
         /// The entity the relationship leads to.
-        package let destination: String
+        public let destination: String
     }
 
     /// The name as the query wrote it.
-    package let name: String
+    public let name: String
     /// The relationships followed, in order (empty for an attribute of the entity itself).
-    package let hops: [Hop]
+    public let hops: [Hop]
     /// The attribute read on the last entity.
-    package let attribute: String
+    public let attribute: String
     /// Its type.
-    package let type: AttributeType
+    public let type: AttributeType
 
     /// Whether the name goes through a relationship.
-    package var isPath: Bool { !hops.isEmpty }
+    public var isPath: Bool { !hops.isEmpty }
     /// The entity whose attribute is read.
-    package var entity: String? { hops.last?.destination }
+    public var entity: String? { hops.last?.destination }
 }
 
 /// Resolution of the names a query uses.
-package enum AttributePaths {
+public enum AttributePaths {
     /// Resolves `name` against `entity` (an attribute's own name first, so that a name with a
     /// dot that is an attribute stays one). `entities` gives an entity of the schema by name.
     ///
     /// Errors: ``StoreError/Kind/unknownAttribute`` for a name that is neither an attribute nor
     /// a path, ``StoreError/Kind/unsupported`` for a path through a to-many relationship or one
     /// that ends at a relationship.
-    package static func resolve(_ name: String, in entities: (String) -> Entity?, entity: Entity) throws -> AttributePath {
+    public static func resolve(_ name: String, in entities: (String) -> Entity?, entity: Entity) throws -> AttributePath {
         if let attribute = entity.attribute(named: name) {
             return AttributePath(name: name, hops: [], attribute: name, type: attribute.type)
         }
@@ -79,7 +80,7 @@ extension Query {
     /// ``apply(to:)`` for a query whose condition or sort keys name paths: `pathValues` gives the
     /// values of the paths for an object (by name), which are set beside its own values while the
     /// query is evaluated; the objects returned hold their own values only.
-    package func apply(to objects: [Object], pathValues: (ObjectID) -> [String: Value]) -> [Object] {
+    public func apply(to objects: [Object], pathValues: (ObjectID) -> [String: Value]) -> [Object] {
         var originals: [ObjectID: Object] = [:]
         originals.reserveCapacity(objects.count)
         let extended = objects.map { object -> Object in

@@ -2,11 +2,11 @@
 /// it uses is an attribute of the entity or a path through to-one relationships to one
 /// (``AttributePaths``), and no sort key orders by an array, a map or a JSON value (no order of
 /// them means anything, and two stores would not agree on one).
-package enum QueryCheck {
+public enum QueryCheck {
     /// The names `query` uses, resolved, by name; `entities` gives an entity of the schema by name.
     /// Throws as ``AttributePaths/resolve(_:in:entity:)`` does, and ``StoreError/Kind/unsupported``
     /// for a sort by a collection attribute.
-    package static func check(_ query: Query, entities: (String) -> Entity?) throws -> [String: AttributePath] {
+    public static func check(_ query: Query, entities: (String) -> Entity?) throws -> [String: AttributePath] {
         guard let entity = entities(query.entity) else {
             throw StoreError(.unknownEntity, entity: query.entity, "unknown entity '\(query.entity)'")
         }

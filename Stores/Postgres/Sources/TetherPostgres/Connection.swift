@@ -19,6 +19,8 @@ final class Connection: @unchecked Sendable {
     private(set) var failure: StoreError?
     /// The SQL state of that failure.
     private(set) var failureState: String?
+    /// Whether that failure was the connection's end (closed, or terminated by the server).
+    private(set) var failureLostConnection = false
     /// Statements run (tests and the benchmark).
     private(set) var statements = 0
 
@@ -31,6 +33,7 @@ final class Connection: @unchecked Sendable {
     func reset() {
         failure = nil
         failureState = nil
+        failureLostConnection = false
     }
 
     /// Whether the transaction failed with a serialization failure (40001) or a deadlock (40P01),
@@ -53,12 +56,15 @@ final class Connection: @unchecked Sendable {
             let mapped = Connection.storeError(error, context(), entity: entity)
             failure = mapped.error
             failureState = mapped.state
+            failureLostConnection = Connection.isConnectionLost(error)
             throw mapped.error
         }
     }
 
     /// Begins a transaction; throws `StaleConnection` when the connection turns out to be closed
-    /// (the store then begins on another one).
+    /// (the store then begins on another one): closed already, or ended by the server while it
+    /// sat idle in the pool (`pg_terminate_backend`, a restart), which the pool learns only when
+    /// the next statement fails.
     func begin(_ sql: String, _ context: @autoclosure () -> String) throws {
         if connection.isClosed {
             throw StaleConnection(error: StoreError(.storage, "\(context()): the pool's connection was closed"))
@@ -66,12 +72,22 @@ final class Connection: @unchecked Sendable {
         do {
             try execute(sql, context())
         } catch {
-            if connection.isClosed {
+            if connection.isClosed || failureLostConnection {
                 reset()
                 throw StaleConnection(error: error)
             }
             throw error
         }
+    }
+
+    /// Whether `error` says the connection ended: closed by either side, or the server ended the
+    /// session (SQL states 57P01-57P03: an administrator, a crash, a restart; class 08).
+    static func isConnectionLost(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] {
+            return ["57P01", "57P02", "57P03"].contains(state) || state.hasPrefix("08")
+        }
+        return [.serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .connectionError].contains(error.code)
     }
 
     /// Waits for a statement's result on this thread. Checks every second whether the connection

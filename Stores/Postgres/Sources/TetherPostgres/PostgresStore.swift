@@ -34,11 +34,14 @@ public import Tether
 /// does not wait for the server: the namespace is migrated before the first transaction, or by
 /// ``migrate()``.
 ///
-/// **Other instances.** A write that changed something sends its ``ChangeSet`` with
-/// `NOTIFY` in the same transaction (or, when it is larger than a notification holds, stores it
-/// in the `_tether_changes` table and sends its id). ``changes()`` starts listening on one pooled
-/// connection: change sets committed by other instances on the same namespace then arrive on
-/// every stream too, so that observed queries and remote-backed lists follow them.
+/// **Other instances.** A write that changed something stores its ``ChangeSet`` in the
+/// `_tether_changes` table, under an id that increases in commit order, and sends it (or, when it
+/// is larger than a notification holds, its id) with `NOTIFY`, in the same transaction.
+/// ``changes()`` starts listening on one pooled connection: change sets committed by other
+/// instances on the same namespace then arrive on every stream too, so that observed queries and
+/// remote-backed lists follow them. A listener whose connection was lost reads, when it listens
+/// again, the change sets committed meanwhile; the table keeps the newest `changeRetention`, and
+/// a listener that missed more hands on one change set that marks everything updated.
 /// See Docs/PostgreSQL.md.
 public final class PostgresStore: Store {
     /// The PostgreSQL schema that holds the store's tables.
@@ -46,6 +49,9 @@ public final class PostgresStore: Store {
     /// How many times a write transaction is run before a serialization failure or deadlock is
     /// reported.
     public let maximumAttempts: Int
+    /// About how many of the newest change sets the change table keeps for listeners that lost
+    /// their connection (older ones are pruned as writes commit).
+    public let changeRetention: Int
     private let client: PostgresClient
     private let logger: Logger
     private let schemaState = Mutex<SchemaState>(.unprepared)
@@ -68,6 +74,14 @@ public final class PostgresStore: Store {
         public var writeStatements = 0
         /// Change sets received from other instances.
         public var received = 0
+        /// Times the listener began listening (more than once after a lost connection).
+        public var listens = 0
+        /// Change sets of other instances read from the change table after the listener's
+        /// connection was lost and listened again (counted in `received` too).
+        public var replayed = 0
+        /// Times the listener had missed change sets that were pruned already, and announced
+        /// every object as updated instead.
+        public var reloads = 0
     }
 
     /// A store on the app's pool `client` (whose `run()` the app runs), in the PostgreSQL
@@ -80,14 +94,21 @@ public final class PostgresStore: Store {
     ///     bytes.
     ///   - maximumAttempts: how many times a write is run when PostgreSQL cannot serialise it
     ///     with concurrent writes (1 to 1,000).
+    ///   - changeRetention: about how many of the newest change sets the namespace's change
+    ///     table keeps, so that an instance whose listening connection was lost reads what it
+    ///     missed when it listens again (1 to 10,000,000; the smallest among the instances
+    ///     writing a namespace applies). An instance that missed more announces every object as
+    ///     updated instead.
     ///   - logger: where postgres-nio logs the store's statements.
     public init(client: PostgresClient, namespace: String = "tether", maximumAttempts: Int = 20,
-                logger: Logger = Logger(label: "tether.postgres")) {
+                changeRetention: Int = 10_000, logger: Logger = Logger(label: "tether.postgres")) {
         precondition((1...1000).contains(maximumAttempts), "maximumAttempts is 1 to 1,000")
+        precondition((1...10_000_000).contains(changeRetention), "changeRetention is 1 to 10,000,000")
         precondition(!namespace.isEmpty && namespace.utf8.count <= 50, "a namespace is 1 to 50 bytes")
         self.client = client
         self.namespace = namespace
         self.maximumAttempts = maximumAttempts
+        self.changeRetention = changeRetention
         self.logger = logger
         listener = Listener(channel: "tether." + namespace)
     }
@@ -243,13 +264,15 @@ public final class PostgresStore: Store {
         let logger = logger
         let channel = listener.channel
         let instance = instance
+        let retention = changeRetention
         return try await writeLock.withLock {
             var attempt = 0
             while true {
                 attempt += 1
                 let outcome: Attempt<T> = try await leased { postgres in
                     try await writes.run {
-                        try Self.transaction(Connection(postgres, logger: logger), layout, channel: channel, instance: instance, body)
+                        try Self.transaction(Connection(postgres, logger: logger), layout, channel: channel, instance: instance,
+                                             retention: retention, body)
                     }
                 }
                 switch outcome {
@@ -282,7 +305,7 @@ public final class PostgresStore: Store {
 
     /// One attempt at a write transaction, on a thread of the store's own.
     private static func transaction<T: Sendable>(_ connection: Connection, _ layout: Layout, channel: String, instance: String,
-                                                 _ body: (PostgresTransaction) throws -> T) throws -> Attempt<T> {
+                                                 retention: Int, _ body: (PostgresTransaction) throws -> T) throws -> Attempt<T> {
         try connection.begin("BEGIN ISOLATION LEVEL REPEATABLE READ", "starting a write")
         let transaction = PostgresTransaction(connection, layout, writable: true)
         func rollBack() {
@@ -310,9 +333,10 @@ public final class PostgresStore: Store {
         }
         transaction.finish()
         let changes = transaction.changes
+        var changeID: Int64?
         do {
             if !changes.isEmpty {
-                try notify(connection, layout, channel: channel, ChangeMessage(origin: instance, changes))
+                changeID = try notify(connection, layout, channel: channel, ChangeMessage(origin: instance, changes))
             }
             try connection.execute("COMMIT", "committing")
         } catch {
@@ -321,27 +345,56 @@ public final class PostgresStore: Store {
             if let retry { return .retry(retry) }
             throw error
         }
+        if let changeID { prune(connection, layout, after: changeID, retention: retention) }
         return .committed(result, changes, connection.statements)
     }
 
-    /// Notifications hold less than 8,000 bytes: a larger change set is stored in the change
-    /// table (rows older than ten minutes are removed as it is written) and its id sent.
+    /// Notifications hold less than 8,000 bytes: a larger change set is sent by its id alone.
     static let notificationLimit = 7_900
 
-    private static func notify(_ connection: Connection, _ layout: Layout, channel: String, _ message: ChangeMessage) throws {
+    /// Stores the change set in the change table and notifies it, as the transaction's last
+    /// statement: `ID JSON`, or `ID` alone when the JSON is too large for a notification. The id
+    /// is taken under an advisory lock of the namespace held until the transaction ends, so that
+    /// ids increase in commit order (what a listener that lost its connection relies on to read
+    /// what it missed). Returns the id.
+    private static func notify(_ connection: Connection, _ layout: Layout, channel: String, _ message: ChangeMessage) throws -> Int64 {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(message), as: UTF8.self)
+        let table = layout.table(SystemTables.changes)
         var sql = SQL("")
-        if json.utf8.count <= notificationLimit {
-            sql.text = "SELECT pg_notify(\(sql.bind(.text(channel))), \(sql.bind(.text(json))))"
-        } else {
-            let table = layout.table(SystemTables.changes)
-            sql.text = "WITH old AS (DELETE FROM \(table) WHERE \"at\" < now() - interval '10 minutes'), "
-                + "stored AS (INSERT INTO \(table) (\"payload\") VALUES (\(sql.bind(.text(json)))) RETURNING \"id\") "
-                + "SELECT pg_notify(\(sql.bind(.text(channel))), '#' || \"id\") FROM stored"
+        let payload = sql.bind(.text(json))
+        // A function in FROM runs before the row it yields is inserted (and its id drawn).
+        let lock = "pg_advisory_xact_lock(hashtext(\(sql.bind(.text(layout.namespace)))), \(changeLockKey))"
+        let notification = json.utf8.count <= notificationLimit ? "\"id\"::text || ' ' || \(payload)" : "\"id\"::text"
+        sql.text = "WITH stored AS (INSERT INTO \(table) (\"payload\") SELECT \(payload) FROM \(lock) AS l RETURNING \"id\") "
+            + "SELECT \"id\", pg_notify(\(sql.bind(.text(channel))), \(notification)) FROM stored"
+        let rows = try connection.query(sql, "announcing the changes to other instances")
+        guard let id = rows.first.flatMap({ Cells($0).int(0) }) else {
+            throw StoreError(.storage, "announcing the changes to other instances: PostgreSQL returned no change id")
         }
-        try connection.query(sql, "announcing the changes to other instances")
+        return id
+    }
+
+    /// The second key of the advisory lock under which writes take their change id (the first is
+    /// the namespace's hash; the migration's lock is a one-key lock, of another key space).
+    static let changeLockKey = 0x7465_7468
+
+    /// After a commit, now and then (every `retention / 2` ids, at most every 64): removes the
+    /// change sets older than the newest `retention`, outside the write's transaction, so that
+    /// two instances pruning at once never make a write fail to serialise. A failure is logged
+    /// and left for the next prune.
+    private static func prune(_ connection: Connection, _ layout: Layout, after id: Int64, retention: Int) {
+        let every = Int64(max(1, min(64, retention / 2)))
+        guard id % every == 0, id > Int64(retention) else { return }
+        var sql = SQL("")
+        sql.text = "DELETE FROM \(layout.table(SystemTables.changes)) WHERE \"id\" <= \(sql.bind(.int(id - Int64(retention))))"
+        do {
+            try connection.query(sql, "pruning the change table")
+        } catch {
+            connection.logger.warning("tether.postgres: \(error)")
+        }
+        connection.reset()
     }
 
     /// Runs `body` on a connection leased from the pool, mapping a failure to lease or of the
@@ -378,19 +431,42 @@ public final class PostgresStore: Store {
     /// instances on the same namespace.
     public func changes() -> AsyncStream<ChangeSet> {
         let stream = broadcaster.stream()
-        listener.start(client: client, namespace: namespace, instance: instance, logger: logger, broadcaster: broadcaster,
-                       received: { [tallies] in tallies.withLock { $0.received += 1 } })
+        listener.start(listenerContext)
         return stream
+    }
+
+    private var listenerContext: Listener.Context {
+        Listener.Context(client: client, namespace: namespace, instance: instance, logger: logger, broadcaster: broadcaster,
+                         tallies: tallies, entities: { [weak self] in self?.migratedEntities ?? [] })
+    }
+
+    /// The entities of the migrated schema (none before the migration).
+    private var migratedEntities: [String] {
+        schemaState.withLock { state in
+            if case .ready(let layout) = state { return layout.entities.keys.sorted() }
+            return []
+        }
     }
 
     /// Starts listening for other instances' commits, if not already, and waits until the
     /// listening connection is ready: a commit of another instance after this returns reaches
     /// ``changes()``.
     public func listen() async throws {
-        listener.start(client: client, namespace: namespace, instance: instance, logger: logger, broadcaster: broadcaster,
-                       received: { [tallies] in tallies.withLock { $0.received += 1 } })
+        listener.start(listenerContext)
         try await listener.ready()
     }
+
+    // MARK: Tests
+
+    /// Whether the listener's connection is ready now.
+    package var isListening: Bool { listener.isListening }
+
+    /// Makes the listener wait, once its connection is lost, until ``releaseListener()``: what
+    /// other instances commit meanwhile is read when it listens again.
+    package func holdListener() { listener.hold() }
+
+    /// Lets a held listener listen again.
+    package func releaseListener() { listener.release() }
 }
 
 /// A transaction could not begin: its connection was closed (`error` says how).

@@ -165,69 +165,92 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         return found
     }
 
-    func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws {
-        for name in (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)) where info.types[name] == nil {
-            if name.contains(".") {
-                throw StoreError(.unknownAttribute, entity: info.entity.name, member: name,
-                                 "'\(name)' is a path through relationships; the PostgreSQL store does not follow paths in queries yet "
-                                     + "(the in-memory and SQLite stores do): query the related entity, or filter in Swift")
-            }
-            throw StoreError(.unknownAttribute, entity: info.entity.name, member: name, "\(info.entity.name) has no attribute '\(name)'")
-        }
-        for key in query.sort {
-            switch info.types[key.attribute] {
-            case .array?, .map?, .json?:
-                throw StoreError(
-                    .unsupported, entity: info.entity.name, member: key.attribute,
-                    "\(info.entity.name).\(key.attribute) is \(info.types[key.attribute]!); a query cannot sort by an array, a map or a JSON value")
-            default: break
-            }
-        }
+    /// The names `query` uses, resolved and checked as every store checks them (`QueryCheck`:
+    /// attributes and paths through to-one relationships, no sort by a collection).
+    func checkQuery(_ query: Query, _ info: Layout.EntityInfo) throws -> [String: AttributePath] {
+        try QueryCheck.check(query) { layout.entities[$0]?.entity }
     }
 
-    /// Queries on decimal or transformable attributes are evaluated in Swift (PostgreSQL cannot
-    /// order them as Tether does), and so are conditions on arrays, maps and JSON values (kept as
-    /// JSON text); everything else is translated to SQL.
-    func needsSwift(_ query: Query, _ info: Layout.EntityInfo) -> Bool {
-        (query.condition?.attributes ?? []).union(query.sort.map(\.attribute)).contains { name in
-            switch info.types[name] {
-            case .decimal?, .transformable?, .array?, .map?, .json?: true
+    /// Queries on decimal or transformable attributes (the entity's own, or at the end of a
+    /// path) are evaluated in Swift (PostgreSQL cannot order them as Tether does), and so are
+    /// conditions on arrays, maps and JSON values (kept as JSON text); everything else is
+    /// translated to SQL.
+    func needsSwift(_ paths: [String: AttributePath]) -> Bool {
+        paths.values.contains { path in
+            switch path.type {
+            case .decimal, .transformable, .array, .map, .json: true
             default: false
             }
         }
     }
 
-    private func allObjects(_ info: Layout.EntityInfo) throws -> [Object] {
-        try connection.query(SQL("SELECT \(info.selectColumns) FROM \(info.table) ORDER BY \"rowid\""), "reading \(info.entity.name)",
-                             entity: info.entity.name).map { decodeObject(info, Cells($0)) }
+    /// A query evaluated in Swift (`needsSwift`): the ids of the objects it finds, in its order
+    /// and window, from one read of the values it names (the entity's own attributes it uses, and
+    /// its paths through joins) for every object of the entity, so that no other column is read
+    /// or decoded (a JSON collection costs a parse per row).
+    private func evaluateInSwift(_ query: Query, _ info: Layout.EntityInfo, _ paths: [String: AttributePath]) throws -> [ObjectID] {
+        let scope = try QueryScope(paths, info, transaction: self)
+        let names = paths.keys.sorted()
+        let sql = SQL("SELECT \(scope.select(["rowid"]))" + names.map { ", " + scope.column($0) }.joined() + " FROM \(scope.from)")
+        let entity = info.entity.name
+        var objects: [Object] = []
+        for row in try connection.query(sql, "reading \(entity)", entity: entity) {
+            let cells = Cells(row)
+            var values: [String: Value] = [:]
+            for (i, name) in names.enumerated() {
+                if let value = Codec.decode(cells, i + 1, as: paths[name]!.type) { values[name] = value }
+            }
+            objects.append(Object(id: ObjectID(entity: entity, rowID: cells.int(0) ?? 0), values: values))
+        }
+        // Ties by row id, as in SQL.
+        objects.sort { $0.id.rowID < $1.id.rowID }
+        return query.apply(to: objects).map(\.id)
+    }
+
+    /// The objects of `ids` (of `info`'s entity), in that order.
+    private func objects(_ info: Layout.EntityInfo, inOrder ids: [ObjectID]) throws -> [Object] {
+        var byRow: [Int64: Object] = [:]
+        byRow.reserveCapacity(ids.count)
+        try chunked(ids.map(\.rowID)) { chunk in
+            var sql = SQL("")
+            sql.text = "SELECT \(info.selectColumns) FROM \(info.table) WHERE \"rowid\" = ANY(\(sql.bind(Parameter.ints(chunk))))"
+            for row in try connection.query(sql, "reading \(info.entity.name)", entity: info.entity.name) {
+                let object = decodeObject(info, Cells(row))
+                byRow[object.id.rowID] = object
+            }
+        }
+        return ids.compactMap { byRow[$0.rowID] }
     }
 
     public func fetch(_ query: Query) throws -> [Object] {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) { return query.apply(to: try allObjects(info)) }
-        let sql = select(info.selectColumns, query, info)
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) { return try objects(info, inOrder: try evaluateInSwift(query, info, paths)) }
+        let sql = try select(["rowid"] + info.entity.attributes.map(\.name), query, info, paths)
         return try connection.query(sql, "fetching \(query.entity)", entity: query.entity).map { decodeObject(info, Cells($0)) }
     }
 
     public func ids(_ query: Query) throws -> [ObjectID] {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) { return query.apply(to: try allObjects(info)).map(\.id) }
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) { return try evaluateInSwift(query, info, paths) }
         let entity = query.entity
-        return try connection.query(select("\"rowid\"", query, info), "fetching \(query.entity)", entity: entity)
+        return try connection.query(try select(["rowid"], query, info, paths), "fetching \(query.entity)", entity: entity)
             .map { ObjectID(entity: entity, rowID: Cells($0).int(0) ?? 0) }
     }
 
-    /// The statement that selects `columns` of the rows `query` finds, in its order and window
-    /// (ties by `rowid`; unset values first when ascending, last when descending).
-    func select(_ columns: String, _ query: Query, _ info: Layout.EntityInfo) -> SQL {
+    /// The statement that selects `columns` (the entity's own) of the rows `query` finds, in its
+    /// order and window (ties by `rowid`; unset values first when ascending, last when
+    /// descending); paths are read through joins (`QueryScope`).
+    func select(_ columns: [String], _ query: Query, _ info: Layout.EntityInfo, _ paths: [String: AttributePath]) throws -> SQL {
+        let scope = try QueryScope(paths, info, transaction: self)
         var sql = SQL("")
-        var text = "SELECT \(columns) FROM \(info.table)"
+        var text = "SELECT \(scope.select(columns)) FROM \(scope.from)"
         if let condition = query.condition {
-            text += " WHERE " + translate(condition, info, &sql)
+            text += " WHERE " + translate(condition, scope, &sql)
         }
-        text += " ORDER BY " + (query.sort.map { "\(quote($0.attribute)) \($0.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")" } + ["\"rowid\" ASC"]).joined(separator: ", ")
+        text += " ORDER BY " + (query.sort.map { "\(scope.column($0.attribute)) \($0.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")" }
+            + [scope.column("rowid") + " ASC"]).joined(separator: ", ")
         if let limit = query.limit { text += " LIMIT \(sql.bind(.int(Int64(max(0, limit)))))" }
         if query.offset > 0 { text += " OFFSET \(sql.bind(.int(Int64(query.offset))))" }
         sql.text = text
@@ -236,13 +259,14 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
 
     public func count(_ query: Query) throws -> Int {
         let info = try info(query.entity)
-        try checkQuery(query, info)
-        if needsSwift(query, info) {
-            return try allObjects(info).reduce(0) { $0 + ((query.condition?.matches($1.values) ?? true) ? 1 : 0) }
+        let paths = try checkQuery(query, info)
+        if needsSwift(paths) {
+            return try evaluateInSwift(Query(query.entity, where: query.condition), info, paths).count
         }
+        let scope = try QueryScope(paths, info, transaction: self)
         var sql = SQL("")
-        var text = "SELECT count(*) FROM \(info.table)"
-        if let condition = query.condition { text += " WHERE " + translate(condition, info, &sql) }
+        var text = "SELECT count(*) FROM \(scope.from)"
+        if let condition = query.condition { text += " WHERE " + translate(condition, scope, &sql) }
         sql.text = text
         return try connection.query(sql, "counting \(query.entity)", entity: query.entity).first.flatMap { Cells($0).int(0) }.map(Int.init) ?? 0
     }
@@ -250,17 +274,19 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     /// SQL for a condition, two-valued like ``Condition/matches(_:)``: every comparison is false
     /// (not NULL) for an unset attribute, so `NOT` keeps its meaning. An integer column compared
     /// with a double (or a double column with an integer) is compared exactly, as Tether compares
-    /// them, by turning the operand into one of the column's kind.
-    func translate(_ condition: Condition, _ info: Layout.EntityInfo, _ sql: inout SQL) -> String {
+    /// them, by turning the operand into one of the column's kind. Names are read as `scope` says
+    /// (a path through its joins).
+    func translate(_ condition: Condition, _ scope: QueryScope, _ sql: inout SQL) -> String {
         switch condition {
-        case .equal(let n, let v): return compare(n, v, .equal, info, &sql)
-        case .notEqual(let n, let v): return compare(n, v, .notEqual, info, &sql)
-        case .less(let n, let v): return compare(n, v, .less, info, &sql)
-        case .lessOrEqual(let n, let v): return compare(n, v, .lessOrEqual, info, &sql)
-        case .greater(let n, let v): return compare(n, v, .greater, info, &sql)
-        case .greaterOrEqual(let n, let v): return compare(n, v, .greaterOrEqual, info, &sql)
+        case .equal(let n, let v): return compare(n, v, .equal, scope, &sql)
+        case .notEqual(let n, let v): return compare(n, v, .notEqual, scope, &sql)
+        case .less(let n, let v): return compare(n, v, .less, scope, &sql)
+        case .lessOrEqual(let n, let v): return compare(n, v, .lessOrEqual, scope, &sql)
+        case .greater(let n, let v): return compare(n, v, .greater, scope, &sql)
+        case .greaterOrEqual(let n, let v): return compare(n, v, .greaterOrEqual, scope, &sql)
         case .in(let n, let vs):
-            let type = info.types[n]!
+            let type = scope.type(n)!
+            let column = scope.column(n)
             var elements: [Parameter] = []
             for value in vs {
                 switch Comparison.operand(type, value) {
@@ -273,36 +299,38 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
                 }
             }
             guard !elements.isEmpty else { return "false" }
-            return "(\(quote(n)) = ANY(\(sql.bind(.array(Codec.elementType(type), elements)))) AND \(quote(n)) IS NOT NULL)"
+            return "(\(column) = ANY(\(sql.bind(.array(Codec.elementType(type), elements)))) AND \(column) IS NOT NULL)"
         case .includes:
             // On an array attribute the query is evaluated in Swift (needsSwift); on any other
             // attribute no value includes anything, as in Condition.matches.
             return "false"
-        case .isNull(let n): return "(\(quote(n)) IS NULL)"
-        case .isNotNull(let n): return "(\(quote(n)) IS NOT NULL)"
+        case .isNull(let n): return "(\(scope.column(n)) IS NULL)"
+        case .isNotNull(let n): return "(\(scope.column(n)) IS NOT NULL)"
         case .hasPrefix(let n, let p):
-            guard info.types[n] == .string else { return "false" }
-            guard !p.isEmpty else { return "(\(quote(n)) IS NOT NULL)" }
+            guard scope.type(n) == .string else { return "false" }
+            let column = scope.column(n)
+            guard !p.isEmpty else { return "(\(column) IS NOT NULL)" }
             let bytes = Array(p.utf8)
-            return "(\(quote(n)) IS NOT NULL AND substring(\(quote(n)) FROM 1 FOR \(bytes.count)) = \(sql.bind(.bytes(bytes))))"
+            return "(\(column) IS NOT NULL AND substring(\(column) FROM 1 FOR \(bytes.count)) = \(sql.bind(.bytes(bytes))))"
         case .contains(let n, let p):
-            guard info.types[n] == .string else { return "false" }
-            return "(\(quote(n)) IS NOT NULL AND position(\(sql.bind(.bytes(Array(p.utf8)))) IN \(quote(n))) > 0)"
+            guard scope.type(n) == .string else { return "false" }
+            let column = scope.column(n)
+            return "(\(column) IS NOT NULL AND position(\(sql.bind(.bytes(Array(p.utf8)))) IN \(column)) > 0)"
         case .and(let cs):
             guard !cs.isEmpty else { return "true" }
-            return "(" + cs.map { translate($0, info, &sql) }.joined(separator: " AND ") + ")"
+            return "(" + cs.map { translate($0, scope, &sql) }.joined(separator: " AND ") + ")"
         case .or(let cs):
             guard !cs.isEmpty else { return "false" }
-            return "(" + cs.map { translate($0, info, &sql) }.joined(separator: " OR ") + ")"
+            return "(" + cs.map { translate($0, scope, &sql) }.joined(separator: " OR ") + ")"
         case .not(let c):
-            return "(NOT " + translate(c, info, &sql) + ")"
+            return "(NOT " + translate(c, scope, &sql) + ")"
         }
     }
 
-    private func compare(_ name: String, _ value: Value, _ op: Comparison.Operator, _ info: Layout.EntityInfo, _ sql: inout SQL) -> String {
-        let column = quote(name)
+    private func compare(_ name: String, _ value: Value, _ op: Comparison.Operator, _ scope: QueryScope, _ sql: inout SQL) -> String {
+        let column = scope.column(name)
         let set = "(\(column) IS NOT NULL)"
-        switch Comparison.operand(info.types[name]!, value) {
+        switch Comparison.operand(scope.type(name)!, value) {
         case nil:
             return "false"
         case .value(let parameter)?:

@@ -11,49 +11,7 @@ import Logging
 import PostgresNIO
 import Tether
 import TetherPostgres
-
-/// The schema and payloads of Tests/TetherPostgresTests/ManyWritersTests.swift (keep in step).
-enum Payloads {
-    static let schema = try! Schema {
-        Entity("Repository", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Attribute("stars", .int64)
-            Relationship.toOne("owner", "User", inverse: "repositories")
-        }
-        Entity("User", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("login", .string)
-            Relationship.toMany("repositories", "Repository", inverse: "owner")
-        }
-        Entity("Issue", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("title", .string)
-            Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
-        }
-        Entity("Label", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Relationship.toMany("issues", "Issue", inverse: "labels")
-        }
-    }
-
-    static func repositories(_ ids: Range<Int>) -> JSON {
-        .array(ids.map { i in
-            .object(["id": .int(Int64(i)), "name": .string("repo \(i)"), "stars": .int(Int64(i * 3)),
-                     "owner": .object(["id": .int(Int64(i % 37)), "login": .string("user\(i % 37)")])])
-        })
-    }
-
-    static func labels(of issue: Int) -> [Int] { [issue % 7, (issue / 7) % 7 + 7, 20 + issue % 3] }
-
-    static func issues(_ ids: Range<Int>) -> JSON {
-        .array(ids.map { i in
-            .object(["id": .int(Int64(i)), "title": .string("issue \(i)"),
-                     "labels": .array(labels(of: i).map { .object(["id": .int(Int64($0)), "name": .string("label \($0)")]) })])
-        })
-    }
-}
+import TetherPostgresTestSupport
 
 /// Prints a line at once (standard output to a file is buffered otherwise).
 func say(_ line: String) {
@@ -67,13 +25,10 @@ func fail(_ message: String) -> Never {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 3, let url = ProcessInfo.processInfo.environment["TETHER_POSTGRES_URL"],
-      let components = URLComponents(string: url), let host = components.host
+      let configuration = Payloads.configuration(url: url, maximumConnections: 4)
 else { fail("usage: import NAMESPACE WRITER PAGES PAGE_SIZE | observe NAMESPACE COUNT, with TETHER_POSTGRES_URL set") }
 var logger = Logger(label: "tether.worker")
 logger.logLevel = .error
-var configuration = PostgresClient.Configuration(host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-                                                 password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-configuration.options.maximumConnections = 4
 let postgres = PostgresClient(configuration: configuration, backgroundLogger: logger)
 let runner = Task { await postgres.run() }
 let store = PostgresStore(client: postgres, namespace: arguments[1], logger: logger)
@@ -87,7 +42,7 @@ do {
             fail("import NAMESPACE WRITER PAGES PAGE_SIZE")
         }
         for page in 0..<pages {
-            let start = writer * 100 + page * (size / 2)
+            let start = Payloads.start(writer: writer, page: page, size: size)
             let repositories = try await client.import(Payloads.repositories(start..<start + size), as: "Repository")
             let issues = try await client.import(Payloads.issues(start..<start + size / 2), as: "Issue")
             if let first = (repositories.diagnostics + issues.diagnostics).first { fail("diagnostics: \(first)") }

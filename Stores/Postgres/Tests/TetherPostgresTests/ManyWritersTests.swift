@@ -3,52 +3,13 @@ import PostgresNIO
 import Testing
 import Tether
 import TetherPostgres
+import TetherPostgresTestSupport
 
 /// Several instances (each its own pool, store and client) import overlapping payloads into one
 /// namespace at the same moment: one row per identity, every import complete, and no error for
 /// the serialization failures and deadlocks PostgreSQL raises meanwhile (the store retries).
 @Suite(.enabled(if: TestDatabase.enabled, "TETHER_POSTGRES_URL is not set"))
 struct ManyWritersTests {
-    static let schema = try! Schema {
-        Entity("Repository", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Attribute("stars", .int64)
-            Relationship.toOne("owner", "User", inverse: "repositories")
-        }
-        Entity("User", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("login", .string)
-            Relationship.toMany("repositories", "Repository", inverse: "owner")
-        }
-        Entity("Issue", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("title", .string)
-            Relationship.toMany("labels", "Label", inverse: "issues", ordered: true)
-        }
-        Entity("Label", identity: "id") {
-            Attribute("id", .int64)
-            Attribute("name", .string)
-            Relationship.toMany("issues", "Issue", inverse: "labels")
-        }
-    }
-
-    static func repositories(_ ids: Range<Int>) -> JSON {
-        .array(ids.map { i in
-            .object(["id": .int(Int64(i)), "name": .string("repo \(i)"), "stars": .int(Int64(i * 3)),
-                     "owner": .object(["id": .int(Int64(i % 37)), "login": .string("user\(i % 37)")])])
-        })
-    }
-
-    static func labels(of issue: Int) -> [Int] { [issue % 7, (issue / 7) % 7 + 7, 20 + issue % 3] }
-
-    static func issues(_ ids: Range<Int>) -> JSON {
-        .array(ids.map { i in
-            .object(["id": .int(Int64(i)), "title": .string("issue \(i)"),
-                     "labels": .array(labels(of: i).map { .object(["id": .int(Int64($0)), "name": .string("label \($0)")]) })])
-        })
-    }
-
     @Test func overlappingImportsKeepOneRowPerIdentity() async throws {
         let namespace = TestDatabase.namespace("writers")
         defer { Task { await TestDatabase.drop([namespace]) } }
@@ -61,13 +22,13 @@ struct ManyWritersTests {
                 group.addTask {
                     try await TestDatabase.withClient { pool in
                         let store = PostgresStore(client: pool, namespace: namespace)
-                        let client = try Client.Builder(schema: Self.schema).store(store).build()
+                        let client = try Client.Builder(schema: Payloads.schema).store(store).build()
                         var imported = 0
                         for page in 0..<pages {
-                            let start = w * 100 + page * (pageSize / 2)
-                            let repositories = try await client.import(Self.repositories(start..<start + pageSize), as: "Repository")
+                            let start = Payloads.start(writer: w, page: page, size: pageSize)
+                            let repositories = try await client.import(Payloads.repositories(start..<start + pageSize), as: "Repository")
                             #expect(repositories.diagnostics.isEmpty)
-                            let issues = try await client.import(Self.issues(start..<start + pageSize / 2), as: "Issue")
+                            let issues = try await client.import(Payloads.issues(start..<start + pageSize / 2), as: "Issue")
                             #expect(issues.diagnostics.isEmpty)
                             imported += 1
                         }
@@ -85,12 +46,12 @@ struct ManyWritersTests {
 
         // One row per identity, and everything each import wrote.
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
-        try store.prepare(for: Self.schema)
+        try store.prepare(for: Payloads.schema)
         var expectedRepositories = Set<Int>()
         var expectedIssues = Set<Int>()
         for w in 0..<writers {
             for page in 0..<pages {
-                let start = w * 100 + page * (pageSize / 2)
+                let start = Payloads.start(writer: w, page: page, size: pageSize)
                 expectedRepositories.formUnion(start..<start + pageSize)
                 expectedIssues.formUnion(start..<start + pageSize / 2)
             }
@@ -119,7 +80,7 @@ struct ManyWritersTests {
             let labels = try reader.related("labels", of: issues.map(\.id))
             for issue in issues {
                 let ids = try (labels[issue.id] ?? []).map { try reader.object($0)?["id", as: Int64.self] }
-                #expect(ids == Self.labels(of: Int(issue["id", as: Int64.self]!)).map { Int64($0) }, "labels of \(issue)")
+                #expect(ids == Payloads.labels(of: Int(issue["id", as: Int64.self]!)).map { Int64($0) }, "labels of \(issue)")
             }
         }
     }

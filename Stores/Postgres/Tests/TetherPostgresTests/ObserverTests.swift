@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Tether
 import TetherPostgres
@@ -102,6 +103,125 @@ struct ObserverTests {
                 // The target is 100 ms (median, a quiet machine: Docs/PostgreSQL.md); the
                 // assertion leaves room for a loaded CI machine running every suite at once.
                 #expect(latencies[50] < .seconds(1))
+            }
+        }
+    }
+
+    /// Everything a stream delivered, gathered by a task of its own.
+    final class Gathered: Sendable {
+        private final class Storage: Sendable { let all = Mutex<[ChangeSet]>([]) }
+        private let storage: Storage
+        private let task: Task<Void, Never>
+
+        init(_ stream: AsyncStream<ChangeSet>) {
+            let storage = Storage()
+            self.storage = storage
+            task = Task { for await changes in stream { storage.all.withLock { $0.append(changes) } } }
+        }
+
+        deinit { task.cancel() }
+
+        var changes: [ChangeSet] { storage.all.withLock { $0 } }
+
+        /// Whether some change set lists `id` as inserted, or as updated.
+        func inserted(_ id: ObjectID) -> Bool { changes.contains { $0.inserted.contains(id) } }
+        func updated(_ id: ObjectID) -> Bool { changes.contains { $0.updated.contains(id) } }
+    }
+
+    /// The latest snapshot's size of an observed query (-2 after an error), gathered by a task of its own.
+    final class LatestCount: Sendable {
+        private final class Storage: Sendable { let count = Mutex(-1) }
+        private let storage: Storage
+        private let task: Task<Void, Never>
+
+        init(_ client: Client, _ query: Query) {
+            let storage = Storage()
+            self.storage = storage
+            let observation = client.observe(query)
+            task = Task {
+                do {
+                    for try await snapshot in observation { storage.count.withLock { $0 = snapshot.count } }
+                } catch {
+                    storage.count.withLock { $0 = -2 }
+                }
+            }
+        }
+
+        deinit { task.cancel() }
+
+        var value: Int { storage.count.withLock { $0 } }
+    }
+
+    /// The listener's connection is terminated by the server while another instance commits:
+    /// when it listens again, the instance reads the change sets committed meanwhile from the
+    /// change table, and its observed query follows them. When it missed more change sets than
+    /// the table kept, it announces every object updated, and the observed query reads again.
+    @Test func aListenerThatLostItsConnectionReadsWhatWasCommittedMeanwhile() async throws {
+        let namespace = TestDatabase.namespace("replay")
+        defer { Task { await TestDatabase.drop([namespace]) } }
+        let name = "tether-replay-\(UInt32.random(in: 0...UInt32.max))"
+        try await TestDatabase.withClient { poolA in
+            try await TestDatabase.withClient(applicationName: name) { poolB in
+                // A keeps about four change sets: a listener that misses ten cannot read them all.
+                let a = PostgresStore(client: poolA, namespace: namespace, changeRetention: 4)
+                let b = PostgresStore(client: poolB, namespace: namespace)
+                defer { a.close(); b.close() }
+                let clientA = try Client.Builder(schema: Self.schema).store(a).build()
+                let clientB = try Client.Builder(schema: Self.schema).store(b).build()
+                try await a.migrate()
+                try await b.migrate()
+                let gathered = Gathered(b.changes())
+                try await b.listen()
+                let observed = LatestCount(clientB, Query("Repository"))
+                func insert(_ i: Int) async throws -> ObjectID {
+                    try await clientA.import(.array([.object(["id": .int(Int64(i)), "name": .string("repo \(i)")])]), as: "Repository")
+                        .objects[0]
+                }
+                func loseTheListener() async throws {
+                    b.holdListener()
+                    let terminated = try await TestDatabase.terminate(applicationName: name)
+                    #expect(terminated >= 1)
+                    let met1 = try await TestDatabase.eventually(within: .seconds(10)) { !b.isListening }
+                    #expect(met1, "the listener did not notice")
+                }
+
+                let first = try await insert(0)
+                let met2 = try await TestDatabase.eventually(within: .seconds(10)) { gathered.inserted(first) }
+                #expect(met2)
+
+                // Three commits while B does not listen: read from the change table afterwards.
+                try await loseTheListener()
+                var missed: [ObjectID] = []
+                for i in 1...3 { missed.append(try await insert(i)) }
+                b.releaseListener()
+                let met3 = try await TestDatabase.eventually(within: .seconds(10)) { missed.allSatisfy(gathered.inserted) }
+                #expect(met3, "B saw \(gathered.changes)")
+                let met4 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 4 }
+                #expect(met4, "observed \(observed.value)")
+                #expect(b.counters.replayed == 3)
+                #expect(b.counters.listens == 2)
+                #expect(b.counters.reloads == 0)
+
+                // Ten commits while B does not listen: more than the table keeps.
+                try await loseTheListener()
+                var last = first
+                for i in 4..<14 { last = try await insert(i) }
+                b.releaseListener()
+                let met5 = try await TestDatabase.eventually(within: .seconds(10)) { gathered.updated(last) }
+                #expect(met5, "B saw \(gathered.changes)")
+                let met6 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 14 }
+                #expect(met6, "observed \(observed.value)")
+                #expect(b.counters.reloads == 1)
+                #expect(b.counters.listens == 3)
+
+                // And B goes on listening.
+                let after = try await insert(14)
+                let met7 = try await TestDatabase.eventually(within: .seconds(10)) { gathered.inserted(after) }
+                #expect(met7)
+                let met8 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 15 }
+                #expect(met8)
+                let kept = try await a.readSQL { try $0.rows("SELECT count(*) AS n FROM \"\(namespace)\".\"_tether_changes\"")[0]["n"] }
+                print("ObserverTests: B replayed \(b.counters.replayed), reloaded \(b.counters.reloads) time(s); the change table keeps \(kept.map(String.init(describing:)) ?? "-") rows")
             }
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import Tether
 import TetherPostgres
+import TetherPostgresTestSupport
+import TetherTesting
 
 /// The many-writers and cross-instance cases with real processes (Sources/TetherPostgresWorker),
 /// each its own pool and store, against the server.
@@ -11,6 +13,15 @@ struct ProcessTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("tether-postgres-\(name)-\(UUID().uuidString).log").path
     }
 
+    /// The worker executable (Sources/TetherPostgresWorker), built beside the test bundle.
+    static var worker: String {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let beside = directory.appendingPathComponent("TetherPostgresWorker").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        // swift test runs the bundle by its full path inside .build/<triple>/debug.
+        return directory.deletingLastPathComponent().appendingPathComponent("TetherPostgresWorker").path
+    }
+
     /// Four processes import overlapping pages of repositories (with owners) and issues (with
     /// labels) at once: every one finishes, one row per identity, every import complete.
     @Test func fourProcessesImportOverlappingPayloads() async throws {
@@ -18,24 +29,24 @@ struct ProcessTests {
         defer { Task { await TestDatabase.drop([namespace]) } }
         let (writers, pages, size) = (4, 5, 400)
         let children = try (0..<writers).map { w in
-            try ChildProcess(ChildProcess.worker, ["import", namespace, "\(w)", "\(pages)", "\(size)"], output: Self.output("import-\(w)"))
+            try ChildProcess(Self.worker, ["import", namespace, "\(w)", "\(pages)", "\(size)"], output: Self.output("import-\(w)"))
         }
         for child in children {
             let termination = try await child.wait(timeout: .seconds(300))
             #expect(termination == .exited(0), "worker: \(child.printed)")
             print("ProcessTests: worker \(child.pid): \(child.printed.trimmingCharacters(in: .whitespacesAndNewlines))")
-            try? FileManager.default.removeItem(atPath: child.output)
+            try? FileManager.default.removeItem(atPath: child.output ?? "")
         }
         var repositories = Set<Int>(), issues = Set<Int>()
         for w in 0..<writers {
             for page in 0..<pages {
-                let start = w * 100 + page * (size / 2)
+                let start = Payloads.start(writer: w, page: page, size: size)
                 repositories.formUnion(start..<start + size)
                 issues.formUnion(start..<start + size / 2)
             }
         }
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
-        try store.prepare(for: ManyWritersTests.schema)
+        try store.prepare(for: Payloads.schema)
         let counts = try await store.readSQL { sql in
             try ["Repository", "User", "Issue", "Label"].map { entity in
                 try sql.rows("SELECT count(*) AS n, count(DISTINCT \"id\") AS d FROM \"\(namespace)\".\"\(entity)\"")[0]
@@ -61,10 +72,10 @@ struct ProcessTests {
         let namespace = TestDatabase.namespace("processobserve")
         defer { Task { await TestDatabase.drop([namespace]) } }
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
-        let client = try Client.Builder(schema: ManyWritersTests.schema).store(store).build()
+        let client = try Client.Builder(schema: Payloads.schema).store(store).build()
         try await store.migrate()
         let commits = 20
-        let observer = try ChildProcess(ChildProcess.worker, ["observe", namespace, "\(commits)"], output: Self.output("observe"))
+        let observer = try ChildProcess(Self.worker, ["observe", namespace, "\(commits)"], output: Self.output("observe"))
         #expect(try await observer.waitForLine("listening", timeout: .seconds(60)), "observer: \(observer.printed)")
         for i in 0..<commits {
             _ = try await client.import(.array([.object(["id": .int(Int64(i)), "name": .string("repo \(i)")])]), as: "Repository")
@@ -72,6 +83,6 @@ struct ProcessTests {
         }
         #expect(try await observer.wait(timeout: .seconds(30)) == .exited(0), "observer: \(observer.printed)")
         #expect(observer.printed.contains("observed \(commits)"))
-        try? FileManager.default.removeItem(atPath: observer.output)
+        try? FileManager.default.removeItem(atPath: observer.output ?? "")
     }
 }

@@ -4,6 +4,7 @@ import PostgresNIO
 import Synchronization
 import Tether
 import TetherPostgres
+import TetherPostgresTestSupport
 
 /// The PostgreSQL server of the tests: `TETHER_POSTGRES_URL` (for example
 /// `postgres://tether@127.0.0.1:55432/tether`, as `.ci/postgres.sh start` makes). Without it the
@@ -27,12 +28,9 @@ enum TestDatabase {
     }
 
     /// The connection settings of `url`.
-    static func configuration(maximumConnections: Int = 40) throws -> PostgresClient.Configuration {
-        guard let url, let components = URLComponents(string: url), let host = components.host else { throw Missing() }
-        var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-        configuration.options.maximumConnections = maximumConnections
+    static func configuration(maximumConnections: Int = 40, applicationName: String? = nil) throws -> PostgresClient.Configuration {
+        guard let url, let configuration = Payloads.configuration(url: url, maximumConnections: maximumConnections, applicationName: applicationName)
+        else { throw Missing() }
         return configuration
     }
 
@@ -53,15 +51,43 @@ enum TestDatabase {
 
     static func client() throws -> PostgresClient { try shared.get() }
 
-    /// A pool of its own, running until `body` returns: an independent "instance".
-    static func withClient<T: Sendable>(maximumConnections: Int = 8, _ body: (PostgresClient) async throws -> T) async throws -> T {
-        let client = PostgresClient(configuration: try configuration(maximumConnections: maximumConnections),
+    /// A pool of its own, running until `body` returns: an independent "instance". Its
+    /// connections name themselves `applicationName` to the server when given (so that a test
+    /// can terminate them: ``terminate(applicationName:)``).
+    static func withClient<T: Sendable>(maximumConnections: Int = 8, applicationName: String? = nil,
+                                        _ body: (PostgresClient) async throws -> T) async throws -> T {
+        let client = PostgresClient(configuration: try configuration(maximumConnections: maximumConnections, applicationName: applicationName),
                                     backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             return try await body(client)
         }
+    }
+
+    /// Terminates the server's backends of every connection named `applicationName` (as the
+    /// server does when an administrator or a failover ends them); returns how many.
+    @discardableResult
+    static func terminate(applicationName: String) async throws -> Int {
+        try await client().withConnection { connection in
+            let rows = try await connection.query(
+                "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE application_name = \(applicationName)",
+                logger: logger)
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+
+    /// Waits until `condition` holds, checking every 10 ms, for at most `timeout`; returns
+    /// whether it held.
+    static func eventually(within timeout: Duration, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
     }
 
     /// A namespace no other test uses.

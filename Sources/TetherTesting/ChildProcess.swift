@@ -6,25 +6,45 @@ import Glibc
 import Darwin
 #endif
 
-/// A child process started with `posix_spawn`, for the tests that run helpers and servers.
+/// A child process started with `posix_spawn`, for tests (and examples) that run helpers,
+/// servers, or several instances of a program at once: Tether's own tests run their crash
+/// helpers, test servers and the PostgreSQL store's concurrent writers with it.
+///
+/// ```swift
+/// let writer = try ChildProcess(helper, ["import", namespace], output: logPath)
+/// #expect(try await writer.waitForLine("ready", timeout: .seconds(30)))
+/// #expect(try await writer.wait(timeout: .seconds(60)) == .exited(0), "\(writer.printed)")
+/// ```
 ///
 /// Not Foundation's `Process`: on Linux (swift-corelibs-foundation of Swift 6.3.1), `Process.run()`
 /// crashes now and then while it lists `/proc/self/fd` (an over-read of `dirent.d_name`, fixed
 /// upstream by swiftlang/swift-corelibs-foundation#5472), and the more processes a test run starts
 /// and the more files it has open, the likelier it is. The child starts with no signal blocked
 /// (Foundation's threads block some, and a child inherits the mask), default signal handlers,
-/// and, where the C library has it, no file descriptor of this process but 0, 1 and 2.
-package final class ChildProcess: Sendable {
-    package enum Termination: Equatable, Sendable {
+/// and, where the C library has it, no file descriptor of this process but 0, 1 and 2. A child
+/// still running when its `ChildProcess` is released is killed and reaped.
+public final class ChildProcess: Sendable {
+    /// How a child ended.
+    public enum Termination: Equatable, Sendable {
+        /// It exited with this status.
         case exited(Int32)
+        /// A signal ended it.
         case signalled(Int32)
     }
 
-    package let pid: pid_t
+    /// The child's process id.
+    public let pid: pid_t
+    /// The file its standard output and error go to, when one was given (else they are this
+    /// process's own).
+    public let output: String?
     /// The raw wait status, once the child is reaped.
     private let status = Mutex<Int32?>(nil)
 
-    package init(_ executable: String, _ arguments: [String]) throws {
+    /// Starts `executable` (a path) with `arguments`, in this process's environment. With
+    /// `output`, the child's standard output and error are written to that file (created or
+    /// truncated); ``printed`` reads it.
+    public init(_ executable: String, _ arguments: [String], output: String? = nil) throws {
+        self.output = output
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
 
@@ -51,6 +71,10 @@ package final class ChildProcess: Sendable {
 
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let output {
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         #if canImport(Glibc)
         Self.closeInheritedDescriptors(&actions)
         #endif
@@ -72,7 +96,7 @@ package final class ChildProcess: Sendable {
     #endif
 
     /// How the child ended, or nil while it runs (reaping it once it has ended).
-    package var termination: Termination? {
+    public var termination: Termination? {
         status.withLock { status in
             if status == nil {
                 var raw: Int32 = 0
@@ -86,22 +110,42 @@ package final class ChildProcess: Sendable {
         }
     }
 
-    package var isRunning: Bool { termination == nil }
+    /// Whether the child still runs.
+    public var isRunning: Bool { termination == nil }
 
-    package func kill(_ signal: Int32 = SIGKILL) {
+    /// Sends `signal` (by default `SIGKILL`) to the child, if it still runs.
+    public func kill(_ signal: Int32 = SIGKILL) {
         if isRunning { sendSignal(signal, to: pid) }
     }
 
     /// Waits (polling, without holding a thread) until the child ends or `timeout` passes; kills
     /// it then. Returns how it ended.
     @discardableResult
-    package func wait(timeout: Duration) async throws -> Termination {
+    public func wait(timeout: Duration) async throws -> Termination {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let termination { return termination }
             if ContinuousClock.now > deadline { kill() }
             try await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// What the child printed so far to its `output` file (empty without one).
+    public var printed: String {
+        guard let output else { return "" }
+        return (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits until the child has printed `line` (a whole line of its `output`), or has ended, or
+    /// `timeout` passed; returns whether it printed the line.
+    public func waitForLine(_ line: String, timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if printed.split(separator: "\n").contains(where: { $0 == line }) { return true }
+            if termination != nil { return printed.split(separator: "\n").contains(where: { $0 == line }) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return false
     }
 
     deinit {
