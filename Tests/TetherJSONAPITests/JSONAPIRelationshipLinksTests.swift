@@ -137,6 +137,14 @@ enum Linked {
             try await client.relationship("articles", of: mallory.id).add(try #require(try await client.object("Article", identity: .int(3))).id)
         }
         #expect(adding?.kind == .untrustedLink)
+
+        // A relative link that leads elsewhere (scheme-relative) is refused the same way.
+        stub.on(.get, "/api/v1/people/5", response: JSONAPIFormatTests.document(["data": Self.person(5, "Eve", articles: [], links: [
+            "self": "//evil.example.net/steal/links", "related": "//evil.example.net/steal",
+        ])]))
+        let eve = try await client.fetchObject("Person", from: "/people/5")
+        let relative = await #expect(throws: RequestError.self) { try await client.relationship("articles", of: eve.id).list() }
+        #expect(relative?.kind == .untrustedLink)
         #expect(stub.requests().allSatisfy { $0.url.host != "evil.example.net" })
     }
 

@@ -113,6 +113,16 @@ extension Client {
             throw RequestError(.invalidURL, entity: entity, member: attribute,
                                "\(entity).\(attribute) holds the relative link '\(text)', which cannot be resolved\(baseURL == nil ? " without a base URL" : ""); nothing was sent")
         }
+        // A relative link can still lead elsewhere (`//other.example/x`, scheme-relative): it must
+        // stay on the base URL's origin or a page host, as an absolute one must.
+        let (base, target) = (Client.origin(baseURL), Client.origin(url))
+        let trusted = base.scheme == target.scheme && (base.host == target.host && base.port == target.port || pageHosts.contains(target.host))
+        guard trusted else {
+            throw RequestError(
+                .untrustedLink, entity: entity, member: attribute,
+                "\(entity).\(attribute) holds the link '\(text)', which leads to \(target.scheme)://\(target.host)\(target.port.map { ":\($0)" } ?? ""), "
+                    + "not to the base URL's scheme, host and port (or a host of the builder's pageHosts(_:)); nothing was sent")
+        }
         return url
     }
 
