@@ -6,6 +6,8 @@ import Glibc
 import Darwin
 #endif
 
+#if os(Linux) || os(macOS)  // posix_spawn is unavailable on iOS, tvOS, watchOS and visionOS
+
 /// A child process started with `posix_spawn`, for tests (and examples) that run helpers,
 /// servers, or several instances of a program at once: Tether's own tests run their crash
 /// helpers, test servers and the PostgreSQL store's concurrent writers with it.
@@ -165,3 +167,5 @@ private func sendSignal(_ signal: Int32, to pid: pid_t) {
     _ = Darwin.kill(pid, signal)
     #endif
 }
+
+#endif
