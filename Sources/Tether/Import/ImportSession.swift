@@ -730,16 +730,10 @@ final class ImportSession {
         }
         if let scope = options.deleteMissing {
             for entity in Set(entities).sorted() {
-                let inScope: [ObjectID]
-                switch scope {
-                case .all: inScope = try writer.ids(Query(entity))
-                case .matching(let condition): inScope = try writer.ids(Query(entity, where: condition))
-                case .related(let name, let owner):
-                    guard try writer.object(owner) != nil else {
-                        throw StoreError(.objectNotFound, entity: owner.entity, "deleteMissing is scoped to \(owner).\(name), which is not stored")
-                    }
-                    inScope = try writer.related(name, of: owner)
+                if let (name, owner) = scope.parent, try writer.object(owner) == nil {
+                    throw StoreError(.objectNotFound, entity: owner.entity, "deleteMissing is scoped to \(owner).\(name), which is not stored")
                 }
+                let inScope = try scope.objects(of: entity, in: writer)
                 candidates.append(contentsOf: inScope.filter { !isHeld($0) })
             }
         }

@@ -120,6 +120,8 @@ extension ImportOptions {
 /// try await client.import(open, as: "Issue", options: ImportOptions(deleteMissing: .matching(.equal("state", "open"))))
 /// // One user's repositories:
 /// try await client.import(repos, as: "Repository", options: ImportOptions(deleteMissing: .related("repositories", of: user.id)))
+/// // One repository's open issues (GET /repos/:full_name/issues?state=open): its closed ones stay.
+/// try await client.import(open, as: "Issue", options: ImportOptions(deleteMissing: .relatedMatching("issues", of: repository.id, where: .equal("state", .string("open")))))
 /// ```
 public enum DeleteScope: Sendable, Hashable {
     /// Every stored object of the imported entity.
@@ -129,6 +131,36 @@ public enum DeleteScope: Sendable, Hashable {
     /// The objects linked to one object through one of its relationships (whose destination is
     /// the imported entity).
     case related(String, of: ObjectID)
+    /// The objects linked to one object through one of its relationships that also match the
+    /// condition: a filtered list of one parent's children ("this repository's open issues").
+    case relatedMatching(String, of: ObjectID, where: Condition)
+}
+
+extension DeleteScope {
+    /// The relationship and its owner, for the scopes that have one.
+    var parent: (relationship: String, owner: ObjectID)? {
+        switch self {
+        case .related(let name, let owner), .relatedMatching(let name, let owner, _): (name, owner)
+        case .all, .matching: nil
+        }
+    }
+
+    /// The stored objects of `entity` within the scope (the scope's parent is known to exist).
+    func objects(of entity: String, in reader: any StoreReader) throws -> [ObjectID] {
+        switch self {
+        case .all:
+            return try reader.ids(Query(entity))
+        case .matching(let condition):
+            return try reader.ids(Query(entity, where: condition))
+        case .related(let name, let owner):
+            return try reader.related(name, of: owner)
+        case .relatedMatching(let name, let owner, let condition):
+            let linked = try reader.related(name, of: owner)
+            guard !linked.isEmpty else { return [] }
+            let matching = Set(try reader.ids(Query(entity, where: condition)))
+            return linked.filter(matching.contains)
+        }
+    }
 }
 
 /// A payload object that says its object was deleted, such as `{"id": 7, "deleted": true}` or

@@ -332,7 +332,7 @@ struct Importer: Sendable {
                 throw ImportError(path: .root, entity: name, message: "a tombstone for \(name), whose objects have no identity: nothing could be deleted")
             }
         }
-        if case .related(let name, let owner)? = options.deleteMissing {
+        if let (name, owner) = options.deleteMissing?.parent {
             guard let relationship = mapping[owner.entity]?.entity.relationship(named: name) else {
                 throw ImportError(path: .root, entity: owner.entity, attribute: name,
                                   message: "deleteMissing is scoped to \(owner.entity).\(name), which is not a relationship")

@@ -303,12 +303,7 @@ extension Client {
                 guard objects.count == known.ids.count else { return nil }
                 if more { return options.deleteMissing == nil ? objects : nil }
                 if let scope = options.deleteMissing {
-                    let inScope: [ObjectID]
-                    switch scope {
-                    case .all: inScope = try reader.ids(Query(entity))
-                    case .matching(let condition): inScope = try reader.ids(Query(entity, where: condition))
-                    case .related(let name, let owner): inScope = try reader.related(name, of: owner)
-                    }
+                    let inScope = try scope.objects(of: entity, in: reader)
                     guard Set(inScope).isSubset(of: known.ids) else { return nil }
                 }
                 return objects
