@@ -6,19 +6,44 @@ import Tether
 /// relationship prefix (`repository`, `repository.owner`), by `rowid` or by the foreign key's
 /// index. To-one relationships join at most one row, so the query's rows are the entity's rows;
 /// a row without a target on the way has NULL there, which the conditions read as unset.
+///
+/// The condition of an `any`/`all` (``Condition/any(_:_:)``) is read in a subquery of its own
+/// scope, whose tables have aliases of their own (`_q0`, `_q0j0`, ...: ``Aliases``), correlated
+/// with the row of the scope it is in.
 struct QueryScope {
     /// The `FROM` clause's tables.
     let from: String
-    /// Whether `from` joins other tables (then the entity's own columns are qualified).
+    /// Whether the entity's own columns are qualified (by `table`): `from` joins other tables, or
+    /// the scope is a subquery's.
     let isJoined: Bool
-    /// The entity's table, quoted.
+    /// The entity's table as the query names it: its quoted name, or a subquery's alias.
     let table: String
+    /// The entity.
+    let entity: Entity
+    /// The aliases given so far in the statement, shared with the scopes of its subqueries.
+    let aliases: Aliases
     private let expressions: [String: String]
     private let types: [String: AttributeType]
 
-    init(_ paths: [String: AttributePath], _ info: Layout.EntityInfo, transaction: SQLiteTransaction) throws {
-        table = info.table
-        var from = info.table
+    /// Numbers the subqueries of one statement, so that each has aliases of its own.
+    final class Aliases {
+        private var next = 0
+        /// A new alias prefix, `"_q0"`, `"_q1"`, ...
+        func subquery() -> String {
+            defer { next += 1 }
+            return "_q\(next)"
+        }
+    }
+
+    /// The scope of `info`'s rows reading `paths`; `alias` names the table in a subquery (its
+    /// joins are then aliased after it), and `aliases` numbers the statement's subqueries.
+    init(_ paths: [String: AttributePath], _ info: Layout.EntityInfo, transaction: SQLiteTransaction,
+         alias: String? = nil, aliases: Aliases = Aliases()) throws {
+        entity = info.entity
+        self.aliases = aliases
+        table = alias.map { "\"\($0)\"" } ?? info.table
+        var from = alias.map { "\(info.table) AS \"\($0)\"" } ?? info.table
+        let prefix = alias ?? ""
         var aliases: [String: String] = [:]   // relationship prefix -> alias
         var expressions: [String: String] = [:]
         var types: [String: AttributeType] = [:]
@@ -27,15 +52,15 @@ struct QueryScope {
             let path = paths[name]!
             types[name] = path.type
             guard path.isPath else { continue }
-            var prefix = ""
-            var alias = info.table
+            var way = ""
+            var alias = table
             for hop in path.hops {
-                prefix += (prefix.isEmpty ? "" : ".") + hop.relationship
-                if let known = aliases[prefix] {
+                way += (way.isEmpty ? "" : ".") + hop.relationship
+                if let known = aliases[way] {
                     alias = known
                     continue
                 }
-                let target = "\"_j\(aliases.count)\""
+                let target = "\"\(prefix)_j\(aliases.count)\""
                 let (link, sideA) = try transaction.relationship(hop.source, hop.relationship)
                 let destination = try transaction.info(hop.destination).table
                 switch link.storage {
@@ -44,18 +69,18 @@ struct QueryScope {
                         ? " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(alias).\(column)"
                         : " LEFT JOIN \(destination) AS \(target) ON \(target).\(column) = \(alias).\"rowid\""
                 case .joinTable(let joinTable, _):
-                    let links = "\"_l\(aliases.count)\""
+                    let links = "\"\(prefix)_l\(aliases.count)\""
                     let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
                     from += " LEFT JOIN \(joinTable) AS \(links) ON \(links).\(mine) = \(alias).\"rowid\""
                         + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
                 }
-                aliases[prefix] = target
+                aliases[way] = target
                 alias = target
             }
             expressions[name] = "\(alias).\(quote(path.attribute))"
         }
         self.from = from
-        self.isJoined = !aliases.isEmpty
+        self.isJoined = !aliases.isEmpty || alias != nil
         self.expressions = expressions
         self.types = types
     }
@@ -63,7 +88,12 @@ struct QueryScope {
     /// The SQL of the value `name` names.
     func column(_ name: String) -> String {
         if let expression = expressions[name] { return expression }
-        return isJoined ? "\(table).\(quote(name))" : quote(name)
+        return qualified(quote(name))
+    }
+
+    /// A column of the entity's own table (quoted), qualified when the scope joins.
+    func qualified(_ column: String) -> String {
+        isJoined ? "\(table).\(column)" : column
     }
 
     /// The type of the attribute `name` reads.

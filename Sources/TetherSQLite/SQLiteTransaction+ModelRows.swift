@@ -17,7 +17,7 @@ extension SQLiteTransaction: ModelRowReader {
     package func forEachRow(_ query: Query, attributes: [String], toOne: [String], _ row: (ObjectID, [Value?]) throws -> Void) throws -> Bool {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) { return false }
+        if try needsSwift(query, paths) { return false }
         let types = try AttributeType.types(of: attributes, in: info.types, entity: query.entity)
         let (sql, arguments) = try select(try columns(info, attributes, toOne), query, info, paths)
         try read(sql, arguments, entity: query.entity, types, toOne.count, row)

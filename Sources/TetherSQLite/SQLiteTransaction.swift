@@ -300,6 +300,26 @@ public final class SQLiteTransaction: StoreWriter {
         }
     }
 
+    /// `needsSwift` for a query: its own names, or those of the conditions of its `any`/`all`
+    /// (then the query is evaluated in Swift, each `any`/`all` by a query of its destination).
+    func needsSwift(_ query: Query, _ paths: [String: AttributePath]) throws -> Bool {
+        if needsSwift(paths) { return true }
+        guard let condition = query.condition, let entity = layout.entities[query.entity]?.entity else { return false }
+        return try Quantifiers.inner(condition, of: entity, entities: { layout.entities[$0]?.entity }, need: needsSwift)
+    }
+
+    /// The answers to the top-level `any`/`all` of `query`'s condition for `objects`.
+    private func quantifiedAnswers(_ query: Query, _ info: Layout.EntityInfo, _ objects: [Object]) throws
+        -> (ObjectID, String, Bool, Condition) -> Bool {
+        try Quantifiers.answers(
+            query.condition, of: info.entity, rows: objects.map(\.id.rowID), entities: { layout.entities[$0]?.entity },
+            links: { relationship, rows in
+                let (link, sideA) = try self.relationship(info.entity.name, relationship)
+                return try linked(link, sideA: sideA, of: rows)
+            },
+            matching: { entity, condition in Set(try ids(Query(entity, where: condition)).map(\.rowID)) })
+    }
+
     private func allObjects(_ info: Layout.EntityInfo) throws -> [Object] {
         try connection.query("SELECT \(info.selectColumns) FROM \(info.table) ORDER BY \"rowid\"", [], context: "reading \(info.entity.name)") {
             decodeObject(info, $0)
@@ -310,8 +330,9 @@ public final class SQLiteTransaction: StoreWriter {
     /// the paths the query names read beside them (one joined read).
     private func evaluateInSwift(_ query: Query, _ info: Layout.EntityInfo, _ paths: [String: AttributePath]) throws -> [Object] {
         let objects = try allObjects(info)
+        let related = try quantifiedAnswers(query, info, objects)
         let named = paths.filter { $0.value.isPath }
-        guard !named.isEmpty else { return query.apply(to: objects) }
+        guard !named.isEmpty else { return query.apply(to: objects, related: related) }
         let scope = try QueryScope(named, info, transaction: self)
         let names = named.keys.sorted()
         var values: [Int64: [String: Value]] = [:]
@@ -323,13 +344,13 @@ public final class SQLiteTransaction: StoreWriter {
             }
             values[row.int(0)] = rowValues
         }
-        return query.apply(to: objects) { values[$0.rowID] ?? [:] }
+        return query.apply(to: objects, pathValues: { values[$0.rowID] ?? [:] }, related: related)
     }
 
     public func fetch(_ query: Query) throws -> [Object] {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) { return try evaluateInSwift(query, info, paths) }
+        if try needsSwift(query, paths) { return try evaluateInSwift(query, info, paths) }
         let (sql, arguments) = try select(["rowid"] + info.entity.attributes.map(\.name), query, info, paths)
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { decodeObject(info, $0) }
     }
@@ -338,7 +359,7 @@ public final class SQLiteTransaction: StoreWriter {
     public func ids(_ query: Query) throws -> [ObjectID] {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) { return try evaluateInSwift(query, info, paths).map(\.id) }
+        if try needsSwift(query, paths) { return try evaluateInSwift(query, info, paths).map(\.id) }
         let (sql, arguments) = try select(["rowid"], query, info, paths)
         let entity = query.entity
         return try connection.query(sql, arguments, context: "fetching \(query.entity)") { ObjectID(entity: entity, rowID: $0.int(0)) }
@@ -352,7 +373,7 @@ public final class SQLiteTransaction: StoreWriter {
         var arguments: [SQLValue] = []
         var sql = "SELECT \(scope.select(columns)) FROM \(scope.from)"
         if let condition = query.condition {
-            sql += " WHERE " + translate(condition, scope, &arguments)
+            sql += " WHERE " + (try translate(condition, scope, &arguments))
         }
         sql += " ORDER BY " + (query.sort.map { "\(scope.column($0.attribute)) \($0.ascending ? "ASC" : "DESC")" } + [scope.column("rowid") + " ASC"])
             .joined(separator: ", ")
@@ -367,14 +388,14 @@ public final class SQLiteTransaction: StoreWriter {
     public func count(_ query: Query) throws -> Int {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) {
+        if try needsSwift(query, paths) {
             return try evaluateInSwift(Query(query.entity, where: query.condition), info, paths).count
         }
         let scope = try QueryScope(paths, info, transaction: self)
         var arguments: [SQLValue] = []
         var sql = "SELECT count(*) FROM \(scope.from)"
         if let condition = query.condition {
-            sql += " WHERE " + translate(condition, scope, &arguments)
+            sql += " WHERE " + (try translate(condition, scope, &arguments))
         }
         return try connection.query(sql, arguments, context: "counting \(query.entity)") { Int($0.int(0)) }.first ?? 0
     }
@@ -382,7 +403,7 @@ public final class SQLiteTransaction: StoreWriter {
     /// SQL for a condition, two-valued like ``Condition/matches(_:)``: every comparison is false
     /// (not NULL) for an unset attribute, so `NOT` keeps its meaning. Names are read as `scope`
     /// says (a path through its joins).
-    func translate(_ condition: Condition, _ scope: QueryScope, _ arguments: inout [SQLValue]) -> String {
+    func translate(_ condition: Condition, _ scope: QueryScope, _ arguments: inout [SQLValue]) throws -> String {
         func compare(_ name: String, _ value: Value, _ op: String) -> String {
             guard let argument = Codec.comparisonArgument(scope.type(name)!, value) else { return "0" }
             arguments.append(argument)
@@ -426,15 +447,50 @@ public final class SQLiteTransaction: StoreWriter {
             let column = scope.column(n)
             let typed = jsonType.map { " AND \"type\" = '\($0)'" } ?? ""
             return "(\(column) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(\(column)) WHERE \"value\" = ?\(typed)))"
+        case .any(let r, let c):
+            return try quantify(r, c, every: false, scope, &arguments)
+        case .all(let r, let c):
+            return try quantify(r, c, every: true, scope, &arguments)
         case .and(let cs):
             guard !cs.isEmpty else { return "1" }
-            return "(" + cs.map { translate($0, scope, &arguments) }.joined(separator: " AND ") + ")"
+            return "(" + (try cs.map { try translate($0, scope, &arguments) }).joined(separator: " AND ") + ")"
         case .or(let cs):
             guard !cs.isEmpty else { return "0" }
-            return "(" + cs.map { translate($0, scope, &arguments) }.joined(separator: " OR ") + ")"
+            return "(" + (try cs.map { try translate($0, scope, &arguments) }).joined(separator: " OR ") + ")"
         case .not(let c):
-            return "(NOT " + translate(c, scope, &arguments) + ")"
+            return "(NOT " + (try translate(c, scope, &arguments)) + ")"
         }
+    }
+
+    /// An `any` (`EXISTS`) or `all` (`NOT EXISTS … NOT`) over `relationship` of the scope's
+    /// entity: a subquery of the destination's rows linked to the scope's row (by the foreign key
+    /// or the join table's index), in a scope of its own where `inner`'s names are read.
+    private func quantify(_ relationship: String, _ inner: Condition, every: Bool, _ scope: QueryScope,
+                          _ arguments: inout [SQLValue]) throws -> String {
+        let destination = try info(QueryCheck.destination(of: relationship, from: scope.entity) { layout.entities[$0]?.entity }.name)
+        let (link, sideA) = try self.relationship(scope.entity.name, relationship)
+        let alias = scope.aliases.subquery()
+        let paths = try QueryCheck.check(inner, of: destination.entity) { layout.entities[$0]?.entity }
+        let subscope = try QueryScope(paths, destination, transaction: self, alias: alias, aliases: scope.aliases)
+        // The outer row's columns, always qualified: the subquery may read the same table.
+        let outerRow = "\(scope.table).\"rowid\""
+        let (from, correlation): (String, String)
+        switch link.storage {
+        case .foreignKey(_, let column):
+            from = subscope.from
+            correlation = sideA
+                ? "\(subscope.table).\"rowid\" = \(scope.table).\(column)"
+                : "\(subscope.table).\(column) = \(outerRow)"
+        case .joinTable(let joinTable, _):
+            let links = "\"\(alias)_l\""
+            let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+            from = "\(joinTable) AS \(links), \(subscope.from)"
+            correlation = "\(links).\(mine) = \(outerRow) AND \(subscope.table).\"rowid\" = \(links).\(theirs)"
+        }
+        let condition = try translate(inner, subscope, &arguments)
+        return every
+            ? "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(correlation) AND NOT \(condition)))"
+            : "(EXISTS (SELECT 1 FROM \(from) WHERE \(correlation) AND \(condition)))"
     }
 
     func relationship(_ entity: String, _ name: String) throws -> (Layout.LinkInfo, Bool) {

@@ -76,6 +76,46 @@ public struct ModelPredicate<Model: EntityModel>: Sendable {
         Self { .contains(try $0.requireAttributeName(of: keyPath, for: "contains"), text) }
     }
 
+    /// At least one model the to-many relationship holds meets `predicate`:
+    /// `.any(\.labels, .equal(\.name, "bug"))` finds the issues with a label named "bug".
+    public static func any<Destination: EntityModel>(_ keyPath: any KeyPath<Model, [Destination]> & Sendable,
+                                                     _ predicate: ModelPredicate<Destination>) -> Self {
+        quantified(keyPath, predicate, "any") { .any($0, $1) }
+    }
+    /// The to-one relationship leads to a model that meets `predicate` (false when it leads to
+    /// none): `.any(\.repository, .any(\.labels, …))` quantifies through it.
+    public static func any<Destination: EntityModel>(_ keyPath: any KeyPath<Model, Destination?> & Sendable,
+                                                     _ predicate: ModelPredicate<Destination>) -> Self {
+        quantified(keyPath, predicate, "any") { .any($0, $1) }
+    }
+    /// Every model the to-many relationship holds meets `predicate` (true when it holds none):
+    /// `.all(\.labels, .hasPrefix(\.name, "area/"))`.
+    public static func all<Destination: EntityModel>(_ keyPath: any KeyPath<Model, [Destination]> & Sendable,
+                                                     _ predicate: ModelPredicate<Destination>) -> Self {
+        quantified(keyPath, predicate, "all") { .all($0, $1) }
+    }
+    /// The to-one relationship leads to no model, or to one that meets `predicate`.
+    public static func all<Destination: EntityModel>(_ keyPath: any KeyPath<Model, Destination?> & Sendable,
+                                                     _ predicate: ModelPredicate<Destination>) -> Self {
+        quantified(keyPath, predicate, "all") { .all($0, $1) }
+    }
+
+    /// A ``Condition/any(_:_:)`` or ``Condition/all(_:_:)`` over the relationship `keyPath`
+    /// reads, with `predicate` built on its destination model.
+    private static func quantified<V: Encodable & Sendable, Destination: EntityModel>(
+        _ keyPath: any KeyPath<Model, V> & Sendable, _ predicate: ModelPredicate<Destination>, _ use: String,
+        _ make: @escaping @Sendable (String, Condition) -> Condition
+    ) -> Self {
+        Self { layout in
+            let name = try layout.requireName(of: keyPath, for: use)
+            guard let member = layout[member: name], member.isRelationship else {
+                throw ModelError(.unmappedKeyPath, entity: layout.entityName, member: name,
+                                 "\(layout.entityName).\(name) is an attribute; \(use) quantifies over a relationship")
+            }
+            return make(name, try predicate.build(try ModelLayout<Destination>()))
+        }
+    }
+
     /// Both predicates hold: `.equal(\.state, "open") && .greater(\.comments, 10)`.
     public static func && (lhs: Self, rhs: Self) -> Self { Self { .and([try lhs.build($0), try rhs.build($0)]) } }
     /// At least one of the predicates holds.

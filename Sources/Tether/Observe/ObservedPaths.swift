@@ -1,20 +1,43 @@
-/// What an observed query reads through to-one relationships (``AttributePath``): which changes
+/// What an observed query reads through relationships (``AttributePath``s through to-one ones,
+/// and the relationships of ``Condition/any(_:_:)`` and ``Condition/all(_:_:)``): which changes
 /// of other entities can change its result, and the values of a path section key, which an
 /// object's own values do not hold.
 struct ObservedPaths: Sendable {
-    /// Whether the query names a path (its result is then read again on a change, not merged).
+    /// Whether the query names a path or an `any`/`all` (its result is then read again on a
+    /// change, not merged).
     let readsPaths: Bool
-    /// The relationships of the observed entity that paths start with.
+    /// The relationships of the observed entity that paths and `any`/`all` start with.
     let firstRelationships: Set<String>
     /// For each entity on the way of a path (after the first relationship), the names a path
     /// reads of it: the relationship it follows on, or the attribute at its end.
     private let read: [String: Set<String>]
+    /// The entities an `any`/`all` reads (its destinations, and what their conditions read in
+    /// turn): any change of one of their objects reads the result again.
+    private let quantified: Set<String>
     /// The section key, when it is a path.
     private let section: AttributePath?
 
-    init(_ resolved: [String: AttributePath], sectionKey: String?) {
+    /// `condition`: the query's, on `entity`; `schema` resolves its `any`/`all`.
+    init(_ resolved: [String: AttributePath], sectionKey: String?, condition: Condition? = nil, entity: Entity? = nil,
+         schema: Schema? = nil) throws {
         var first = Set<String>()
         var read: [String: Set<String>] = [:]
+        var quantified = Set<String>()
+        if let condition, let entity, let schema {
+            func visit(_ condition: Condition, on entity: Entity) throws {
+                for (relationship, inner) in condition.quantified {
+                    let destination = try QueryCheck.destination(of: relationship, from: entity) { schema[$0] }
+                    quantified.insert(destination.name)
+                    for path in try QueryCheck.check(inner, of: destination, entities: { schema[$0] }).values {
+                        for hop in path.hops { quantified.insert(hop.destination) }
+                    }
+                    try visit(inner, on: destination)
+                }
+            }
+            try visit(condition, on: entity)
+            first.formUnion(condition.quantified.map(\.relationship))
+        }
+        self.quantified = quantified
         for path in resolved.values where path.isPath {
             first.insert(path.hops[0].relationship)
             for (i, hop) in path.hops.enumerated() {
@@ -32,6 +55,10 @@ struct ObservedPaths: Sendable {
     /// inserted or deleted, or had a property a path reads (or unrecorded properties) changed.
     func areTouched(by changes: ChangeSet) -> Bool {
         guard readsPaths else { return false }
+        for entity in quantified {
+            if !changes.inserted.rowIDRanges(of: entity).isEmpty || !changes.deleted.rowIDRanges(of: entity).isEmpty
+                || !changes.updated.rowIDRanges(of: entity).isEmpty { return true }
+        }
         for (entity, names) in read {
             if !changes.inserted.rowIDRanges(of: entity).isEmpty || !changes.deleted.rowIDRanges(of: entity).isEmpty { return true }
             let updated = changes.updated.rowIDRanges(of: entity)

@@ -260,7 +260,7 @@ struct QueryEngine: Sendable {
         // The condition's and sort keys' names (the section key's among them), as stores resolve them.
         let resolved = try QueryCheck.check(query) { schema[$0] }
         self.query = query
-        self.paths = ObservedPaths(resolved, sectionKey: request.sectionKey)
+        self.paths = try ObservedPaths(resolved, sectionKey: request.sectionKey, condition: query.condition, entity: entity, schema: schema)
         var membership = query.condition?.attributes ?? []
         membership.formUnion(query.sort.map(\.attribute))
         // A path's value changes with the links of its first relationship.

@@ -81,6 +81,13 @@ extension Query {
     /// values of the paths for an object (by name), which are set beside its own values while the
     /// query is evaluated; the objects returned hold their own values only.
     public func apply(to objects: [Object], pathValues: (ObjectID) -> [String: Value]) -> [Object] {
+        apply(to: objects, pathValues: pathValues) { _, _, every, _ in every }
+    }
+
+    /// ``apply(to:pathValues:)``, with `related` answering the condition's `any` and `all` as in
+    /// ``apply(to:related:)``.
+    public func apply(to objects: [Object], pathValues: (ObjectID) -> [String: Value],
+                      related: (ObjectID, String, Bool, Condition) -> Bool) -> [Object] {
         var originals: [ObjectID: Object] = [:]
         originals.reserveCapacity(objects.count)
         let extended = objects.map { object -> Object in
@@ -89,7 +96,7 @@ extension Query {
             values.merge(pathValues(object.id)) { own, _ in own }
             return Object(id: object.id, values: values)
         }
-        return apply(to: extended).map { originals[$0.id]! }
+        return apply(to: extended, related: related).map { originals[$0.id]! }
     }
 }
 

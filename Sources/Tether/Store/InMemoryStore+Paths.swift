@@ -8,12 +8,42 @@ extension InMemoryStore {
             case path(sides: [LinkSide], table: Table, position: Int)
         }
 
+        /// An `any`/`all` relationship: its side from this entity, and how to read the names of
+        /// the conditions on its destination.
+        private final class Quantified: Sendable {
+            let side: LinkSide
+            let reader: PathReader
+            init(side: LinkSide, reader: PathReader) {
+                self.side = side
+                self.reader = reader
+            }
+        }
+
         private let table: Table
         private let lookups: [String: Lookup]
+        private let quantified: [String: Quantified]
 
-        init(_ paths: [String: AttributePath], table index: Int, in transaction: Transaction) throws {
+        /// A reader of the names `paths` (resolved on the table's entity) and of the relationships
+        /// `condition`'s `any`/`all` follow (their conditions resolved on the destinations).
+        init(_ paths: [String: AttributePath], condition: Condition?, of info: EntityInfo, in transaction: Transaction) throws {
             let state = transaction.state
-            table = state.tables[index]
+            table = state.tables[info.table]
+            let entity = info.entity
+            // Each relationship once, reading the names of all its conditions.
+            var inner: [String: Condition] = [:]
+            for (relationship, condition) in condition?.quantified ?? [] {
+                inner[relationship] = inner[relationship].map { .and([$0, condition]) } ?? condition
+            }
+            var quantified: [String: Quantified] = [:]
+            for (relationship, condition) in inner {
+                let slot = try transaction.relationship(entity.name, relationship)
+                let destination = try transaction.info(slot.destination)
+                let paths = try QueryCheck.check(condition, of: destination.entity) { state.entities[$0]?.entity }
+                quantified[relationship] = Quantified(
+                    side: slot.forward ? state.links[slot.index].forward : state.links[slot.index].backward,
+                    reader: try PathReader(paths, condition: condition, of: destination, in: transaction))
+            }
+            self.quantified = quantified
             var lookups: [String: Lookup] = [:]
             for (name, path) in paths {
                 guard path.isPath else {
@@ -51,7 +81,13 @@ extension InMemoryStore {
         }
 
         func matches(_ condition: Condition, _ row: Int64) -> Bool {
-            condition.matches { value($0, row) }
+            condition.matches(value: { value($0, row) }, related: { relationship, every, inner in
+                guard let quantified = quantified[relationship] else { return every }
+                let targets = quantified.side.targets(row)
+                return every
+                    ? targets.allSatisfy { quantified.reader.matches(inner, $0) }
+                    : targets.contains { quantified.reader.matches(inner, $0) }
+            })
         }
 
         /// Whether a sort key of `query` is a path (its values are not among an object's).

@@ -656,7 +656,7 @@ extension InMemoryStore {
         private func check(_ query: Query) throws -> (Int, PathReader) {
             let info = try info(query.entity)
             let paths = try QueryCheck.check(query) { state.entities[$0]?.entity }
-            return (info.table, try PathReader(paths, table: info.table, in: self))
+            return (info.table, try PathReader(paths, condition: query.condition, of: info, in: self))
         }
 
         func related(_ relationship: String, of ids: [ObjectID]) throws -> [ObjectID: [ObjectID]] {

@@ -32,9 +32,21 @@ public struct Query: Sendable, Hashable {
 
 extension Query {
     /// Filters, sorts (ties broken by row id) and pages objects in memory, as the query says.
-    /// Stores that cannot evaluate a query natively use it.
+    /// Stores that cannot evaluate a query natively use it. An ``Condition/any(_:_:)`` or
+    /// ``Condition/all(_:_:)`` needs the objects' relationships: see
+    /// ``apply(to:pathValues:related:)``.
     public func apply(to objects: [Object]) -> [Object] {
-        var matches = condition.map { condition in objects.filter { condition.matches($0.values) } } ?? objects
+        apply(to: objects) { _, _, every, _ in every }
+    }
+
+    /// ``apply(to:)``, with `related(object, relationship, every, condition)` answering the
+    /// condition's `any` (`every` false) and `all` (`every` true) for an object.
+    public func apply(to objects: [Object], related: (ObjectID, String, Bool, Condition) -> Bool) -> [Object] {
+        var matches = condition.map { condition in
+            objects.filter { object in
+                condition.matches(value: { object.values[$0] }, related: { related(object.id, $0, $1, $2) })
+            }
+        } ?? objects
         matches.sort { a, b in
             if Sort.areInIncreasingOrder(a.values, b.values, by: sort) { return true }
             if Sort.areInIncreasingOrder(b.values, a.values, by: sort) { return false }
@@ -83,6 +95,17 @@ public indirect enum Condition: Sendable, Hashable {
     /// ``equal(_:_:)`` compares: `.includes("topics", .string("swift"))`. False for an unset
     /// array and for an attribute of another type.
     case includes(String, Value)
+    /// At least one object the relationship leads to (to-many or to-one) meets the condition,
+    /// whose names are those of the relationship's destination (attributes, paths, and further
+    /// `any`/`all`): `.any("labels", .equal("name", .string("bug")))` finds the issues with a label
+    /// named "bug". False for an object the relationship leads to nothing. Quantify through
+    /// several relationships by nesting: `.any("repository", .any("labels", …))`.
+    case any(String, Condition)
+    /// Every object the relationship leads to meets the condition (names as for ``any(_:_:)``):
+    /// `.all("labels", .hasPrefix("name", "area/"))`. True for an object the relationship leads
+    /// to nothing, as in Core Data's `ALL` and SQL's `NOT EXISTS`; add
+    /// `.any(relationship, .and([]))` to ask for at least one.
+    case all(String, Condition)
     /// Every condition holds (true for an empty list).
     case and([Condition])
     /// At least one condition holds (false for an empty list).
@@ -97,14 +120,26 @@ public indirect enum Condition: Sendable, Hashable {
     /// The condition does not hold: `.not(condition)`.
     public static prefix func ! (condition: Condition) -> Condition { .not(condition) }
 
-    /// Evaluates the condition against attribute values (used by in-memory stores).
+    /// Evaluates the condition against attribute values (used by in-memory stores). An
+    /// ``any(_:_:)`` or ``all(_:_:)`` needs the object's relationships: use
+    /// ``matches(value:related:)``; here one is answered as if the relationship led to nothing.
     public func matches(_ values: [String: Value]) -> Bool {
         matches { values[$0] }
     }
 
     /// Evaluates the condition with `value` giving each attribute's value by name (nil: unset):
     /// how a store that keeps values by position evaluates it without a dictionary per object.
+    /// An ``any(_:_:)`` or ``all(_:_:)`` is answered as if the relationship led to nothing (see
+    /// ``matches(value:related:)``).
     public func matches(value: (String) -> Value?) -> Bool {
+        matches(value: value) { _, every, _ in every }
+    }
+
+    /// Evaluates the condition with `value` giving each attribute's value by name, and
+    /// `related(relationship, every, condition)` answering an ``any(_:_:)`` (`every` false: does
+    /// at least one object the relationship leads to meet `condition`?) or an ``all(_:_:)``
+    /// (`every` true: do all of them?).
+    public func matches(value: (String) -> Value?, related: (String, Bool, Condition) -> Bool) -> Bool {
         func compare(_ name: String, _ operand: Value, _ accept: (ComparisonResult) -> Bool) -> Bool {
             guard let stored = value(name), Self.comparable(stored, operand) else { return false }
             return accept(Value.compare(stored, operand))
@@ -130,9 +165,11 @@ public indirect enum Condition: Sendable, Hashable {
         case .includes(let n, let v):
             guard case .array(let elements)? = value(n) else { return false }
             return elements.contains { Self.comparable($0, v) && Value.compare($0, v) == .orderedSame }
-        case .and(let cs): return cs.allSatisfy { $0.matches(value: value) }
-        case .or(let cs): return cs.contains { $0.matches(value: value) }
-        case .not(let c): return !c.matches(value: value)
+        case .any(let r, let c): return related(r, false, c)
+        case .all(let r, let c): return related(r, true, c)
+        case .and(let cs): return cs.allSatisfy { $0.matches(value: value, related: related) }
+        case .or(let cs): return cs.contains { $0.matches(value: value, related: related) }
+        case .not(let c): return !c.matches(value: value, related: related)
         }
     }
 
@@ -150,15 +187,28 @@ public indirect enum Condition: Sendable, Hashable {
         }
     }
 
-    /// The attribute names the condition refers to.
+    /// The attribute names (and paths) the condition refers to on its entity; not those inside an
+    /// ``any(_:_:)`` or ``all(_:_:)``, which are names of another entity (see ``quantified``).
     public var attributes: Set<String> {
         switch self {
         case .equal(let n, _), .notEqual(let n, _), .less(let n, _), .lessOrEqual(let n, _), .greater(let n, _),
             .greaterOrEqual(let n, _), .in(let n, _), .isNull(let n), .isNotNull(let n), .hasPrefix(let n, _),
             .contains(let n, _), .includes(let n, _):
             return [n]
+        case .any, .all: return []
         case .and(let cs), .or(let cs): return cs.reduce(into: Set<String>()) { $0.formUnion($1.attributes) }
         case .not(let c): return c.attributes
+        }
+    }
+
+    /// The ``any(_:_:)`` and ``all(_:_:)`` the condition holds at its top (not those nested in
+    /// them), in order: each relationship with its condition.
+    public var quantified: [(relationship: String, condition: Condition)] {
+        switch self {
+        case .any(let r, let c), .all(let r, let c): return [(r, c)]
+        case .and(let cs), .or(let cs): return cs.flatMap(\.quantified)
+        case .not(let c): return c.quantified
+        default: return []
         }
     }
 }
