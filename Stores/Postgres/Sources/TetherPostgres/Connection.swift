@@ -42,6 +42,11 @@ final class Connection: @unchecked Sendable {
 
     static func isRetryable(_ state: String) -> Bool { state == "40001" || state == "40P01" }
 
+    /// Whether the connection ended during the transaction (the server terminated it, restarted,
+    /// or the network failed): PostgreSQL rolled the transaction back, so it can be run again on
+    /// another connection, unless it ended while `COMMIT` was on its way.
+    var isLost: Bool { failureLostConnection || connection.isClosed }
+
     /// Runs `sql` and returns its rows.
     @discardableResult
     func query(_ sql: SQL, _ context: @autoclosure () -> String, entity: String? = nil) throws(StoreError) -> [PostgresRow] {
@@ -102,6 +107,7 @@ final class Connection: @unchecked Sendable {
             guard connection.isClosed else { continue }
             if let closedSince {
                 if ContinuousClock.now - closedSince > .seconds(2) {
+                    failureLostConnection = true
                     throw StoreError(.storage, "\(context()) failed: the connection to PostgreSQL was lost before the statement's result arrived")
                 }
             } else {

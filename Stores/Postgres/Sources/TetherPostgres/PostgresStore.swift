@@ -250,7 +250,13 @@ public final class PostgresStore: Store {
                     connection.reset()
                     try? connection.execute("COMMIT", "ending a read")
                 }
-                return try body(transaction)
+                do {
+                    return try body(transaction)
+                } catch {
+                    // A read has no effect: one whose connection ended midway is read again on another.
+                    if connection.isLost { throw StaleConnection(error: Connection.storeError(error, "reading", entity: nil).error) }
+                    throw error
+                }
             }
         }
     }
@@ -283,10 +289,12 @@ public final class PostgresStore: Store {
                     }
                     broadcaster.send(changes)
                     return result
-                case .retry(let error):
+                case .retry(let error), .lost(let error):
                     guard attempt < maximumAttempts else {
+                        let why = if case .lost = outcome { "each time its connection to PostgreSQL was lost before COMMIT" }
+                            else { "each refused by PostgreSQL for concurrent writes" }
                         throw StoreError(error.kind, entity: error.entity, member: error.member,
-                                         "\(error.message); the write was run \(attempt) times, each refused by PostgreSQL for concurrent writes")
+                                         "\(error.message); the write was run \(attempt) times, \(why)")
                     }
                     tallies.withLock { $0.retries += 1 }
                     // A random pause, growing with the attempts (at most 0.2 s), so that the
@@ -300,7 +308,11 @@ public final class PostgresStore: Store {
 
     private enum Attempt<T: Sendable>: Sendable {
         case committed(T, ChangeSet, Int)
+        /// A serialization failure or a deadlock: run it again.
         case retry(StoreError)
+        /// The connection ended before `COMMIT` was sent (PostgreSQL rolled the transaction
+        /// back): run it again on another connection.
+        case lost(StoreError)
     }
 
     /// One attempt at a write transaction, on a thread of the store's own.
@@ -320,15 +332,21 @@ public final class PostgresStore: Store {
             result = try body(transaction)
         } catch {
             let retry = connection.mustRetry ? connection.failure : nil
+            let lost = connection.isLost
             rollBack()
             if let retry { return .retry(retry) }
+            // The connection ended before COMMIT was sent: PostgreSQL rolled the transaction
+            // back, and it is run again on another connection.
+            if lost { return .lost(Connection.storeError(error, "writing", entity: nil).error) }
             throw error
         }
         if let failure = connection.failure {
             // The body caught a failure of the server and went on: the transaction is aborted.
             let retry = connection.mustRetry
+            let lost = connection.isLost
             rollBack()
             if retry { return .retry(failure) }
+            if lost { return .lost(failure) }
             throw failure
         }
         transaction.finish()
@@ -400,9 +418,12 @@ public final class PostgresStore: Store {
     /// Runs `body` on a connection leased from the pool, mapping a failure to lease or of the
     /// connection to a `StoreError`.
     /// A connection of the pool may have died since it was last used (the server restarted, or
-    /// terminated it): a transaction that finds its connection closed before it began is begun
-    /// again on another one, up to this many times (after 40, 80, ... 640 ms: about 1.2 s in all).
-    static let staleConnectionAttempts = 6
+    /// terminated it), or die during a read: a transaction that finds its connection closed
+    /// before it began, or a read that loses it, is run again on another one, up to this many
+    /// times (after 40, 80, 160, then every 320 ms: about 3 s in all; enough for a pool whose
+    /// every idle connection the server ended). A write that loses its connection before
+    /// `COMMIT` is run again as after a serialization failure, up to `maximumAttempts` times.
+    static let staleConnectionAttempts = 12
 
     private func leased<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         var attempt = 0
@@ -415,7 +436,7 @@ public final class PostgresStore: Store {
             } catch let inner as BodyError {
                 if inner.error is StaleConnection, attempt < Self.staleConnectionAttempts {
                     // The pool notices a closed connection on its own task: give it a moment.
-                    try await Task.sleep(for: .milliseconds(20 << attempt))
+                    try await Task.sleep(for: .milliseconds(min(320, 20 << attempt)))
                     continue
                 }
                 if let stale = inner.error as? StaleConnection { throw stale.error }

@@ -184,6 +184,14 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         }
     }
 
+    /// `needsSwift` for a query: its own names, or those of the conditions of its `any`/`all`
+    /// (then the query is evaluated in Swift, each `any`/`all` by a query of its destination).
+    func needsSwift(_ query: Query, _ paths: [String: AttributePath]) throws -> Bool {
+        if needsSwift(paths) { return true }
+        guard let condition = query.condition, let entity = layout.entities[query.entity]?.entity else { return false }
+        return try Quantifiers.inner(condition, of: entity, entities: { self.layout.entities[$0]?.entity }, need: needsSwift)
+    }
+
     /// A query evaluated in Swift (`needsSwift`): the ids of the objects it finds, in its order
     /// and window, from one read of the values it names (the entity's own attributes it uses, and
     /// its paths through joins) for every object of the entity, so that no other column is read
@@ -204,7 +212,14 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         }
         // Ties by row id, as in SQL.
         objects.sort { $0.id.rowID < $1.id.rowID }
-        return query.apply(to: objects).map(\.id)
+        let related = try Quantifiers.answers(
+            query.condition, of: info.entity, rows: objects.map(\.id.rowID), entities: { self.layout.entities[$0]?.entity },
+            links: { relationship, rows in
+                let (link, sideA) = try self.relationship(entity, relationship)
+                return try self.readLinks(link, sideA: sideA, of: rows).mapValues { $0.map(\.target) }
+            },
+            matching: { entity, condition in Set(try self.ids(Query(entity, where: condition)).map(\.rowID)) })
+        return query.apply(to: objects, related: related).map(\.id)
     }
 
     /// The objects of `ids` (of `info`'s entity), in that order.
@@ -225,7 +240,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     public func fetch(_ query: Query) throws -> [Object] {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) { return try objects(info, inOrder: try evaluateInSwift(query, info, paths)) }
+        if try needsSwift(query, paths) { return try objects(info, inOrder: try evaluateInSwift(query, info, paths)) }
         let sql = try select(["rowid"] + info.entity.attributes.map(\.name), query, info, paths)
         return try connection.query(sql, "fetching \(query.entity)", entity: query.entity).map { decodeObject(info, Cells($0)) }
     }
@@ -233,7 +248,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     public func ids(_ query: Query) throws -> [ObjectID] {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) { return try evaluateInSwift(query, info, paths) }
+        if try needsSwift(query, paths) { return try evaluateInSwift(query, info, paths) }
         let entity = query.entity
         return try connection.query(try select(["rowid"], query, info, paths), "fetching \(query.entity)", entity: entity)
             .map { ObjectID(entity: entity, rowID: Cells($0).int(0) ?? 0) }
@@ -247,7 +262,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         var sql = SQL("")
         var text = "SELECT \(scope.select(columns)) FROM \(scope.from)"
         if let condition = query.condition {
-            text += " WHERE " + translate(condition, scope, &sql)
+            text += " WHERE " + (try translate(condition, scope, &sql))
         }
         text += " ORDER BY " + (query.sort.map { "\(scope.column($0.attribute)) \($0.ascending ? "ASC NULLS FIRST" : "DESC NULLS LAST")" }
             + [scope.column("rowid") + " ASC"]).joined(separator: ", ")
@@ -260,13 +275,13 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     public func count(_ query: Query) throws -> Int {
         let info = try info(query.entity)
         let paths = try checkQuery(query, info)
-        if needsSwift(paths) {
+        if try needsSwift(query, paths) {
             return try evaluateInSwift(Query(query.entity, where: query.condition), info, paths).count
         }
         let scope = try QueryScope(paths, info, transaction: self)
         var sql = SQL("")
         var text = "SELECT count(*) FROM \(scope.from)"
-        if let condition = query.condition { text += " WHERE " + translate(condition, scope, &sql) }
+        if let condition = query.condition { text += " WHERE " + (try translate(condition, scope, &sql)) }
         sql.text = text
         return try connection.query(sql, "counting \(query.entity)", entity: query.entity).first.flatMap { Cells($0).int(0) }.map(Int.init) ?? 0
     }
@@ -276,7 +291,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     /// with a double (or a double column with an integer) is compared exactly, as Tether compares
     /// them, by turning the operand into one of the column's kind. Names are read as `scope` says
     /// (a path through its joins).
-    func translate(_ condition: Condition, _ scope: QueryScope, _ sql: inout SQL) -> String {
+    func translate(_ condition: Condition, _ scope: QueryScope, _ sql: inout SQL) throws -> String {
         switch condition {
         case .equal(let n, let v): return compare(n, v, .equal, scope, &sql)
         case .notEqual(let n, let v): return compare(n, v, .notEqual, scope, &sql)
@@ -316,15 +331,41 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
             guard scope.type(n) == .string else { return "false" }
             let column = scope.column(n)
             return "(\(column) IS NOT NULL AND position(\(sql.bind(.bytes(Array(p.utf8)))) IN \(column)) > 0)"
+        case .any(let r, let c):
+            return try quantify(r, c, every: false, scope, &sql)
+        case .all(let r, let c):
+            return try quantify(r, c, every: true, scope, &sql)
         case .and(let cs):
             guard !cs.isEmpty else { return "true" }
-            return "(" + cs.map { translate($0, scope, &sql) }.joined(separator: " AND ") + ")"
+            return "(" + (try cs.map { try translate($0, scope, &sql) }).joined(separator: " AND ") + ")"
         case .or(let cs):
             guard !cs.isEmpty else { return "false" }
-            return "(" + cs.map { translate($0, scope, &sql) }.joined(separator: " OR ") + ")"
+            return "(" + (try cs.map { try translate($0, scope, &sql) }).joined(separator: " OR ") + ")"
         case .not(let c):
-            return "(NOT " + translate(c, scope, &sql) + ")"
+            return "(NOT " + (try translate(c, scope, &sql)) + ")"
         }
+    }
+
+    /// An `any` (`EXISTS`) or `all` (`NOT EXISTS … NOT`) over `relationship` of the scope's
+    /// entity: a subquery of the destination's rows linked to the scope's row by the join table
+    /// (its primary key `(a, b)` or its index `(b, a)`), in a scope of its own where `inner`'s
+    /// names are read.
+    private func quantify(_ relationship: String, _ inner: Condition, every: Bool, _ scope: QueryScope,
+                          _ sql: inout SQL) throws -> String {
+        let entities: (String) -> Entity? = { self.layout.entities[$0]?.entity }
+        let destination = try info(QueryCheck.destination(of: relationship, from: scope.entity, entities: entities).name)
+        let (link, sideA) = try self.relationship(scope.entity.name, relationship)
+        let alias = scope.aliases.subquery()
+        let subscope = try QueryScope(QueryCheck.check(inner, of: destination.entity, entities: entities), destination,
+                                      transaction: self, alias: alias, aliases: scope.aliases)
+        let links = "\"\(alias)_l\""
+        let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+        let from = "\(link.table) AS \(links), \(subscope.from)"
+        let correlation = "\(links).\(mine) = \(scope.row) AND \(subscope.row) = \(links).\(theirs)"
+        let condition = try translate(inner, subscope, &sql)
+        return every
+            ? "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(correlation) AND NOT \(condition)))"
+            : "(EXISTS (SELECT 1 FROM \(from) WHERE \(correlation) AND \(condition)))"
     }
 
     private func compare(_ name: String, _ value: Value, _ op: Comparison.Operator, _ scope: QueryScope, _ sql: inout SQL) -> String {

@@ -8,20 +8,48 @@ import Tether
 /// `rowid`. A to-one side has at most one link, so the query's rows stay the entity's rows; a row
 /// without a target on the way reads NULL there, which the conditions read as unset, as the
 /// in-memory store (which follows the links) and the SQLite store (which joins the same way) do.
+///
+/// The condition of an `any`/`all` (``Condition/any(_:_:)``) is read in a subquery of its own
+/// scope, whose tables have aliases of their own (`_q0`, `_q0_j0`, ...: ``Aliases``), correlated
+/// with the row of the scope it is in.
 struct QueryScope {
     /// The `FROM` clause's tables.
     let from: String
-    /// Whether `from` joins other tables (then the entity's own columns are qualified by `_t`).
+    /// Whether `from` joins other tables or the scope is a subquery's (then the entity's own
+    /// columns are qualified by `own`).
     let isJoined: Bool
+    /// The alias of the entity's own table (`_t`, or a subquery's).
+    let own: String
+    /// The entity.
+    let entity: Entity
+    /// The entity's table, qualified and quoted.
+    let table: String
+    /// The aliases given so far in the statement, shared with the scopes of its subqueries.
+    let aliases: Aliases
     private let expressions: [String: String]
     private let types: [String: AttributeType]
 
-    /// The alias of the entity's own table when the query joins others.
-    static let own = "\"_t\""
+    /// Numbers the subqueries of one statement, so that each has aliases of its own.
+    final class Aliases {
+        private var next = 0
+        /// A new alias prefix, `"_q0"`, `"_q1"`, ...
+        func subquery() -> String {
+            defer { next += 1 }
+            return "_q\(next)"
+        }
+    }
 
-    init(_ paths: [String: AttributePath], _ info: Layout.EntityInfo, transaction: PostgresTransaction) throws {
-        let joined = paths.values.contains(where: \.isPath)
-        var from = joined ? "\(info.table) AS \(Self.own)" : info.table
+    /// The scope of `info`'s rows reading `paths`; `alias` names the table in a subquery (its
+    /// joins are then aliased after it), and `aliases` numbers the statement's subqueries.
+    init(_ paths: [String: AttributePath], _ info: Layout.EntityInfo, transaction: PostgresTransaction,
+         alias: String? = nil, aliases: Aliases = Aliases()) throws {
+        entity = info.entity
+        table = info.table
+        self.aliases = aliases
+        let joined = paths.values.contains(where: \.isPath) || alias != nil
+        own = alias.map { "\"\($0)\"" } ?? "\"_t\""
+        let prefix = alias ?? ""
+        var from = joined ? "\(info.table) AS \(own)" : info.table
         var aliases: [String: String] = [:]   // relationship prefix -> alias of its destination
         var expressions: [String: String] = [:]
         var types: [String: AttributeType] = [:]
@@ -30,22 +58,22 @@ struct QueryScope {
             let path = paths[name]!
             types[name] = path.type
             guard path.isPath else { continue }
-            var prefix = ""
-            var alias = Self.own
+            var way = ""
+            var alias = own
             for hop in path.hops {
-                prefix += (prefix.isEmpty ? "" : ".") + hop.relationship
-                if let known = aliases[prefix] {
+                way += (way.isEmpty ? "" : ".") + hop.relationship
+                if let known = aliases[way] {
                     alias = known
                     continue
                 }
-                let target = "\"_j\(aliases.count)\""
-                let links = "\"_l\(aliases.count)\""
+                let target = "\"\(prefix)_j\(aliases.count)\""
+                let links = "\"\(prefix)_l\(aliases.count)\""
                 let (link, sideA) = try transaction.relationship(hop.source, hop.relationship)
                 let destination = try transaction.info(hop.destination).table
                 let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
                 from += " LEFT JOIN \(link.table) AS \(links) ON \(links).\(mine) = \(alias).\"rowid\""
                     + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
-                aliases[prefix] = target
+                aliases[way] = target
                 alias = target
             }
             expressions[name] = "\(alias).\(quote(path.attribute))"
@@ -59,7 +87,13 @@ struct QueryScope {
     /// The SQL of the value `name` names.
     func column(_ name: String) -> String {
         if let expression = expressions[name] { return expression }
-        return isJoined ? "\(Self.own).\(quote(name))" : quote(name)
+        return isJoined ? "\(own).\(quote(name))" : quote(name)
+    }
+
+    /// The entity's `rowid`, always qualified (a subquery may read the same table), by the
+    /// table's name when the scope does not alias it.
+    var row: String {
+        isJoined ? "\(own).\"rowid\"" : "\(table).\"rowid\""
     }
 
     /// The type of the attribute `name` reads.
@@ -67,6 +101,6 @@ struct QueryScope {
 
     /// The entity's own columns (`rowid` among them) as a select list.
     func select(_ columns: [String]) -> String {
-        columns.map { isJoined ? "\(Self.own).\(quote($0))" : quote($0) }.joined(separator: ", ")
+        columns.map { isJoined ? "\(own).\(quote($0))" : quote($0) }.joined(separator: ", ")
     }
 }

@@ -128,9 +128,13 @@ struct ObserverTests {
         func updated(_ id: ObjectID) -> Bool { changes.contains { $0.updated.contains(id) } }
     }
 
-    /// The latest snapshot's size of an observed query (-2 after an error), gathered by a task of its own.
+    /// The latest snapshot's size of an observed query (-2 after an error, which `failure`
+    /// describes), gathered by a task of its own.
     final class LatestCount: Sendable {
-        private final class Storage: Sendable { let count = Mutex(-1) }
+        private final class Storage: Sendable {
+            let count = Mutex(-1)
+            let failure = Mutex<String?>(nil)
+        }
         private let storage: Storage
         private let task: Task<Void, Never>
 
@@ -142,6 +146,7 @@ struct ObserverTests {
                 do {
                     for try await snapshot in observation { storage.count.withLock { $0 = snapshot.count } }
                 } catch {
+                    storage.failure.withLock { $0 = "\(error)" }
                     storage.count.withLock { $0 = -2 }
                 }
             }
@@ -150,6 +155,9 @@ struct ObserverTests {
         deinit { task.cancel() }
 
         var value: Int { storage.count.withLock { $0 } }
+
+        /// What ended the observation, if it failed.
+        var failure: String { storage.failure.withLock { $0 } ?? "no failure" }
     }
 
     /// The listener's connection is terminated by the server while another instance commits:
@@ -197,7 +205,7 @@ struct ObserverTests {
                 let met3 = try await TestDatabase.eventually(within: .seconds(10)) { missed.allSatisfy(gathered.inserted) }
                 #expect(met3, "B saw \(gathered.changes)")
                 let met4 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 4 }
-                #expect(met4, "observed \(observed.value)")
+                #expect(met4, "observed \(observed.value): \(observed.failure)")
                 #expect(b.counters.replayed == 3)
                 #expect(b.counters.listens == 2)
                 #expect(b.counters.reloads == 0)
@@ -210,7 +218,7 @@ struct ObserverTests {
                 let met5 = try await TestDatabase.eventually(within: .seconds(10)) { gathered.updated(last) }
                 #expect(met5, "B saw \(gathered.changes)")
                 let met6 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 14 }
-                #expect(met6, "observed \(observed.value)")
+                #expect(met6, "observed \(observed.value): \(observed.failure)")
                 #expect(b.counters.reloads == 1)
                 #expect(b.counters.listens == 3)
 
@@ -219,7 +227,7 @@ struct ObserverTests {
                 let met7 = try await TestDatabase.eventually(within: .seconds(10)) { gathered.inserted(after) }
                 #expect(met7)
                 let met8 = try await TestDatabase.eventually(within: .seconds(10)) { observed.value == 15 }
-                #expect(met8)
+                #expect(met8, "observed \(observed.value): \(observed.failure)")
                 let kept = try await a.readSQL { try $0.rows("SELECT count(*) AS n FROM \"\(namespace)\".\"_tether_changes\"")[0]["n"] }
                 print("ObserverTests: B replayed \(b.counters.replayed), reloaded \(b.counters.reloads) time(s); the change table keeps \(kept.map(String.init(describing:)) ?? "-") rows")
             }

@@ -62,12 +62,15 @@ struct PostgresQueryDifferentialTests {
             Relationship.toOne("parent", "Thing", inverse: "children")
             Relationship.toMany("children", "Thing", inverse: "parent")
             Relationship.toOne("tag", "Tag", inverse: "thing")
+            // Many-to-many: for `any` and `all`.
+            Relationship.toMany("likes", "Tag", inverse: "likedBy")
         }
         Entity("Tag", identity: "id") {
             Attribute("id", .int64)
             Attribute("s", .string)
             Attribute("dec", .decimal)
             Relationship.toOne("thing", "Thing", inverse: "tag")
+            Relationship.toMany("likedBy", "Thing", inverse: "likes")
         }
     }
 
@@ -224,8 +227,13 @@ struct PostgresQueryDifferentialTests {
                 default: return .not(condition(depth: depth + 1))
                 }
             }
-            switch int(13) {
-            case 11, 12:
+            switch int(15) {
+            case 13 where depth < 3, 14 where depth < 3:
+                // `any`/`all` over each kind of relationship.
+                let relationship = pick(["children", "parent", "tag", "likes"])
+                let inner = relationship == "tag" || relationship == "likes" ? tagCondition(depth: depth + 1) : condition(depth: depth + 1)
+                return chance(0.5) ? .any(relationship, inner) : .all(relationship, inner)
+            case 11, 12, 13, 14: // (13 and 14 at depth 3)
                 // Mostly an array's element type; sometimes any attribute (false but for arrays).
                 let (n, t) = chance(0.8) ? pick(PostgresQueryDifferentialTests.collections) : (name, type)
                 if case .array(let element) = t { return .includes(n, operand(element)) }
@@ -241,6 +249,20 @@ struct PostgresQueryDifferentialTests {
             case 8: return .isNotNull(name)
             case 9: return .hasPrefix(chance(0.8) ? pick(["s", "s2", "parent.s", "tag.s"]) : name, chance(0.2) ? "" : pattern())
             default: return .contains(chance(0.8) ? pick(["s", "s2", "parent.parent.s", "tag.thing.parent.s"]) : name, chance(0.2) ? "" : pattern())
+            }
+        }
+
+        /// A condition on a Tag: its attributes, a path back, and `any`/`all` over who likes it.
+        mutating func tagCondition(depth: Int) -> Condition {
+            switch int(depth >= 3 ? 6 : 8) {
+            case 0: return .equal("s", operand(.string))
+            case 1: return .hasPrefix("s", pattern())
+            case 2: return .greater("dec", operand(.decimal))
+            case 3: return .isNull("s")
+            case 4: return .less("thing.i64", operand(.int64))
+            case 5: return .not(tagCondition(depth: depth + 1))
+            case 6: return .any("likedBy", condition(depth: depth + 1))
+            default: return .all("likedBy", condition(depth: depth + 1))
             }
         }
 
@@ -270,6 +292,8 @@ struct PostgresQueryDifferentialTests {
     struct Links: Sendable {
         var parents: [Int64?] = []
         var tags: [[String: Value]?] = []
+        /// The tags each row likes (by their row's index; a tag exists where `tags` has one).
+        var likes: [[Int]] = []
 
         init() {}
 
@@ -279,6 +303,14 @@ struct PostgresQueryDifferentialTests {
                 tags.append(generator.chance(0.4) ? nil : [
                     "s": generator.value(.string), "dec": generator.value(.decimal),
                 ].filter { _ in !generator.chance(0.2) })
+            }
+            for _ in 0..<count {
+                var liked: [Int] = []
+                for _ in 0..<generator.int(4) {
+                    let tag = generator.int(count)
+                    if tags[tag] != nil, !liked.contains(tag) { liked.append(tag) }
+                }
+                likes.append(liked)
             }
         }
     }
@@ -298,11 +330,16 @@ struct PostgresQueryDifferentialTests {
                 for (i, parent) in links.parents.enumerated() {
                     if let parent { try writer.setRelated("parent", of: ids[i], to: [ids[Int(parent) - 1]]) }
                 }
+                var tagIDs: [Int: ObjectID] = [:]
                 for (i, tag) in links.tags.enumerated() {
                     guard var tag else { continue }
                     tag["id"] = .int(Int64(i + 1))
                     let inserted = try writer.insert("Tag", values: tag)
+                    tagIDs[i] = inserted.id
                     try writer.setRelated("thing", of: inserted.id, to: [ids[i]])
+                }
+                for (i, liked) in links.likes.enumerated() where !liked.isEmpty {
+                    try writer.setRelated("likes", of: ids[i], to: liked.map { tagIDs[$0]! })
                 }
             }
         }
