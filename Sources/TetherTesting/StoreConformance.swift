@@ -42,6 +42,11 @@ public struct StoreConformance: Sendable {
         /// Sorts on every attribute type, ascending and descending, on several keys, with limits and
         /// offsets: the order and window of `Query.apply(to:)`.
         case sortLimitOffsetCount
+        /// `any` and `all` (``Condition/any(_:_:)``) over each kind of relationship (to-many by the
+        /// other side's to-one, one-to-one, to-one and to-many without inverse, ordered
+        /// many-to-many), nested, negated and combined, in `fetch`, `ids` and `count`: what the
+        /// related objects' links and values say; an unknown relationship is refused.
+        case quantifiedConditions
         /// A to-one relationship and its to-many inverse: linking, moving to another object, unlinking,
         /// each seen from both sides.
         case toOne
@@ -154,6 +159,7 @@ public struct StoreConformance: Sendable {
         case .identityLookupComposite: try await checks.identityLookupComposite()
         case .fetchConditions: try await checks.fetchConditions()
         case .sortLimitOffsetCount: try await checks.sortLimitOffsetCount()
+        case .quantifiedConditions: try await checks.quantifiedConditions()
         case .toOne: try await checks.toOne()
         case .toMany: try await checks.toMany()
         case .orderedToMany: try await checks.orderedToMany()

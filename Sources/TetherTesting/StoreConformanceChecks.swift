@@ -354,6 +354,50 @@ struct Checks: Sendable {
         try await expectRelated("posts", tags[2], [])
     }
 
+    func quantifiedConditions() async throws {
+        try prepared()
+        let authors = try await insertMany("Author", ["ann", "bob", "cy"].enumerated().map { ["id": .int(Int64($0.offset + 1)), "name": .string($0.element)] })
+        let posts = try await insertMany("Post", ["swift", "rust", "swift", "go"].enumerated().map { ["id": .int(Int64($0.offset + 1)), "title": .string($0.element)] })
+        let tags = try await ids(2, "Tag")
+        try await link("posts", authors[0], [posts[0], posts[1]])
+        try await link("author", posts[2], [authors[1]])  // from the other side
+        try await link("profile", authors[2], [try await insert("Profile", ["id": .int(1)])])
+        try await link("pinned", authors[1], [posts[0]])
+        try await link("starred", authors[2], [posts[1], posts[3]])
+        try await link("tags", posts[0], [tags[1], tags[0]])
+        try await link("posts", tags[1], [posts[0], posts[3]])
+        func expectFound(_ entity: String, _ condition: Condition, _ expected: [ObjectID], line: Int = #line) async throws {
+            let query = Query(entity, where: condition, sortedBy: [.descending("id")])
+            let (fetched, ids, count) = try await store.read { reader in
+                (try reader.fetch(query).map(\.id), try reader.ids(query), try reader.count(Query(entity, where: condition)))
+            }
+            let sorted = expected.sorted { $0.rowID > $1.rowID }
+            try expectEqual(fetched.map { $0.rowID }, sorted.map { $0.rowID }, "fetch of \(condition)", line: line)
+            try expectEqual(ids.map { $0.rowID }, sorted.map { $0.rowID }, "ids of \(condition)", line: line)
+            try expectEqual(count, expected.count, "count of \(condition)", line: line)
+        }
+        let swift = Condition.equal("title", .string("swift"))
+        try await expectFound("Author", .any("posts", swift), [authors[0], authors[1]])
+        try await expectFound("Author", .all("posts", swift), [authors[1], authors[2]])  // cy has none: all holds
+        try await expectFound("Author", .all("posts", swift) && .any("posts", .and([])), [authors[1]])
+        try await expectFound("Author", !.any("posts", swift), [authors[2]])
+        try await expectFound("Author", .any("profile", .isNotNull("id")), [authors[2]])
+        try await expectFound("Author", .any("pinned", .hasPrefix("title", "sw")), [authors[1]])
+        try await expectFound("Author", .any("starred", .equal("title", .string("go"))) || .equal("name", .string("ann")), [authors[0], authors[2]])
+        try await expectFound("Post", .any("author", .equal("name", .string("ann"))), [posts[0], posts[1]])
+        try await expectFound("Post", .all("author", .equal("name", .string("ann"))), [posts[0], posts[1], posts[3]])
+        try await expectFound("Post", .any("tags", .equal("id", .int(2))), [posts[0], posts[3]])
+        try await expectFound("Tag", .any("posts", .any("author", .equal("name", .string("ann")))), [tags[0], tags[1]])
+        try await expectFound("Tag", .all("posts", .any("author", .and([]))), [tags[0]])
+        try await expectFound("Author", .any("posts", .equal("author.name", .string("ann"))), [authors[0]])
+        try await expectError(.unknownRelationship, "any over an unknown relationship") {
+            _ = try await store.read { try $0.fetch(Query("Author", where: .any("nope", .and([])))) }
+        }
+        try await expectError(.unknownAttribute, "a condition inside any on an unknown attribute") {
+            _ = try await store.read { try $0.count(Query("Author", where: .any("posts", .equal("nope", .int(1))))) }
+        }
+    }
+
     func manyToMany() async throws {
         try prepared()
         let groups = try await ids(2, "Group")
