@@ -8,7 +8,7 @@ import PackageDescription
 //                             the in-memory store and the builder (Foundation only)
 //   Sources/TetherSQLite      the SQLite store (system libsqlite3 through CSQLite on Linux, SQLite3 on Apple)
 //   Sources/TetherURLSession  the URLSession transport
-//   Sources/TetherTesting     test doubles users need too: stub and replay transports, store conformance suite
+//   Sources/TetherTesting     test doubles users need too: stub and replay transports, store conformance suite, query differential
 //   Strategies/<Name>         one module per mapping strategy, each depending only on the core
 //                             (JSONAPI: a document format, with its kebab-case naming)
 //   Examples/<Name>           runnable programs
