@@ -102,6 +102,11 @@ extension RowWorker {
             pages.append((IssuesWorkload.page(indices, seed: seed, version: { versions[$0] }), changed))
         }
         let clock = ContinuousClock()
+        if kind == .refreshFloor {
+            try await runPageFloor(&row, first: load(request.first), pages: pages.map(\.data), client: { try IssuesImport.client(store: $0) },
+                                   importPage: { _ = try await IssuesImport.importIssues($0, into: $1) })
+            return
+        }
         if kind == .refreshBaseline {
             let database = try IssuesBaseline.createDatabase(at: directory.file("baseline.sqlite"))
             try IssuesBaseline.importIssues(load(request.first), into: database)

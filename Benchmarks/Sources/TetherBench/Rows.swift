@@ -32,6 +32,8 @@ enum Kind: String, CaseIterable, Sendable {
     case refreshBaseline = "refresh-baseline"
     case refreshMemory = "refresh-memory"
     case refreshSQLite = "refresh-sqlite"
+    /// The row changes of the refresh's pages written by prepared statements, no JSON (PageFloor).
+    case refreshFloor = "refresh-floor"
     /// The home-timeline workload: Mastodon statuses with boosts, pending reply targets,
     /// many-to-many mentions and tags, and owned objects (profile fields, emojis, cards, polls).
     case timelineBaseline = "timeline-baseline"
@@ -41,6 +43,7 @@ enum Kind: String, CaseIterable, Sendable {
     case timelineRefreshBaseline = "timeline-refresh-baseline"
     case timelineRefreshMemory = "timeline-refresh-memory"
     case timelineRefreshSQLite = "timeline-refresh-sqlite"
+    case timelineRefreshFloor = "timeline-refresh-floor"
     /// The stored repositories read back as Objects, as typed models and as GRDB records, in
     /// one process, alternating round by round (issue 22).
     case typedFetch = "typed-fetch"
@@ -65,13 +68,13 @@ enum Kind: String, CaseIterable, Sendable {
         "stall": [.stall],
         "live": [.live, .observed],
         "issues": [.issuesBaseline, .issuesMemory, .issuesSQLite, .issuesStreamMemory, .issuesStreamSQLite],
-        "refresh": [.refreshBaseline, .refreshMemory, .refreshSQLite],
+        "refresh": [.refreshBaseline, .refreshFloor, .refreshMemory, .refreshSQLite],
         "typed": [.typedFetch],
         "formats": [.documentFormats],
         "saves": [.saves],
         "paths": [.pathQuery],
-        "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshMemory,
-                     .timelineRefreshSQLite],
+        "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshFloor,
+                     .timelineRefreshMemory, .timelineRefreshSQLite],
     ]
 
     var group: String {
@@ -93,6 +96,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .refreshBaseline: "baseline refresh: JSONDecoder+SQLite"
         case .refreshMemory: "Tether refresh: in-memory"
         case .refreshSQLite: "Tether refresh: SQLite"
+        case .refreshFloor: "floor refresh: SQLite rows, no JSON"
         case .typedFetch: "fetch: SQLite, Tether vs GRDB"
         case .documentFormats: "fetch: in-memory, plain vs JSON:API"
         case .saves: "saves: SQLite, online vs queued"
@@ -103,6 +107,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .timelineRefreshBaseline: "baseline timeline refresh: JSONDecoder+SQLite"
         case .timelineRefreshMemory: "Tether timeline refresh: in-memory"
         case .timelineRefreshSQLite: "Tether timeline refresh: SQLite"
+        case .timelineRefreshFloor: "floor timeline refresh: SQLite rows"
         }
     }
 
@@ -111,7 +116,9 @@ enum Kind: String, CaseIterable, Sendable {
     var isRefresh: Bool { Self.groups["refresh"]!.contains(self) }
     /// Kinds that import the timeline workload.
     var isTimeline: Bool { Self.groups["timeline"]!.contains(self) }
-    var isTimelineRefresh: Bool { [.timelineRefreshBaseline, .timelineRefreshMemory, .timelineRefreshSQLite].contains(self) }
+    var isTimelineRefresh: Bool {
+        [.timelineRefreshBaseline, .timelineRefreshFloor, .timelineRefreshMemory, .timelineRefreshSQLite].contains(self)
+    }
 
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
@@ -128,8 +135,8 @@ enum Kind: String, CaseIterable, Sendable {
         case .parseTether: ["JSONParser (Tether)"]
         case .parseValidate: ["JSONParser.validate"]
         case .stall, .observed: ["memory", "sqlite"]
-        case .refreshBaseline, .refreshMemory, .refreshSQLite: ["30-issue page"]
-        case .timelineRefreshBaseline, .timelineRefreshMemory, .timelineRefreshSQLite: ["40-status page"]
+        case .refreshBaseline, .refreshFloor, .refreshMemory, .refreshSQLite: ["30-issue page"]
+        case .timelineRefreshBaseline, .timelineRefreshFloor, .timelineRefreshMemory, .timelineRefreshSQLite: ["40-status page"]
         case .live: ["observer memory", "re-fetch+diff memory", "observer sqlite", "re-fetch+diff sqlite"]
         case .typedFetch: TypedFetch.passes
         case .documentFormats: DocumentFormatFetch.passes

@@ -72,6 +72,11 @@ extension RowWorker {
         let directory = try TemporaryDirectory()
         let pages = TimelineRefresh.pages(size: request.size, seed: request.seed)
         let clock = ContinuousClock()
+        if kind == .timelineRefreshFloor {
+            try await runPageFloor(&row, first: load(request.first), pages: pages, client: { try TimelineImport.client(store: $0) },
+                                   importPage: { _ = try await TimelineImport.importStatuses($0, into: $1) })
+            return
+        }
         if kind == .timelineRefreshBaseline {
             let database = try TimelineBaseline.createDatabase(at: directory.file("baseline.sqlite"))
             try TimelineBaseline.importStatuses(load(request.first), into: database)
