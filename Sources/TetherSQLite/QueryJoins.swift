@@ -3,7 +3,7 @@ import Tether
 /// The tables a query reads and the SQL of each name it uses: an attribute of the entity is its
 /// column; a path through to-one relationships (`AttributePath`, `"repository.owner.login"`) is
 /// the column of the table its relationships lead to, joined with one `LEFT JOIN` per distinct
-/// relationship prefix (`repository`, `repository.owner`), by `rowid` or by the foreign key's
+/// relationship prefix (`repository`, `repository.owner`: `PathJoins`), by `rowid` or by the foreign key's
 /// index. To-one relationships join at most one row, so the query's rows are the entity's rows;
 /// a row without a target on the way has NULL there, which the conditions read as unset.
 ///
@@ -44,43 +44,32 @@ struct QueryScope {
         table = alias.map { "\"\($0)\"" } ?? info.table
         var from = alias.map { "\(info.table) AS \"\($0)\"" } ?? info.table
         let prefix = alias ?? ""
-        var aliases: [String: String] = [:]   // relationship prefix -> alias
         var expressions: [String: String] = [:]
         var types: [String: AttributeType] = [:]
-        // Prefixes in a stable order, so that one query is always the same SQL (the statement cache).
-        for name in paths.keys.sorted() {
-            let path = paths[name]!
-            types[name] = path.type
-            guard path.isPath else { continue }
-            var way = ""
-            var alias = table
-            for hop in path.hops {
-                way += (way.isEmpty ? "" : ".") + hop.relationship
-                if let known = aliases[way] {
-                    alias = known
-                    continue
-                }
-                let target = "\"\(prefix)_j\(aliases.count)\""
-                let (link, sideA) = try transaction.relationship(hop.source, hop.relationship)
-                let destination = try transaction.info(hop.destination).table
-                switch link.storage {
-                case .foreignKey(_, let column):
-                    from += sideA
-                        ? " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(alias).\(column)"
-                        : " LEFT JOIN \(destination) AS \(target) ON \(target).\(column) = \(alias).\"rowid\""
-                case .joinTable(let joinTable, _):
-                    let links = "\"\(prefix)_l\(aliases.count)\""
-                    let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
-                    from += " LEFT JOIN \(joinTable) AS \(links) ON \(links).\(mine) = \(alias).\"rowid\""
-                        + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
-                }
-                aliases[way] = target
-                alias = target
+        for (name, path) in paths { types[name] = path.type }
+        let plan = PathJoins(paths)
+        var targets: [String] = []   // the alias of each join's destination
+        for (index, join) in plan.joins.enumerated() {
+            let source = join.parent.map { targets[$0] } ?? table
+            let target = "\"\(prefix)_j\(index)\""
+            let (link, sideA) = try transaction.relationship(join.hop.source, join.hop.relationship)
+            let destination = try transaction.info(join.hop.destination).table
+            switch link.storage {
+            case .foreignKey(_, let column):
+                from += sideA
+                    ? " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(source).\(column)"
+                    : " LEFT JOIN \(destination) AS \(target) ON \(target).\(column) = \(source).\"rowid\""
+            case .joinTable(let joinTable, _):
+                let links = "\"\(prefix)_l\(index)\""
+                let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+                from += " LEFT JOIN \(joinTable) AS \(links) ON \(links).\(mine) = \(source).\"rowid\""
+                    + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
             }
-            expressions[name] = "\(alias).\(quote(path.attribute))"
+            targets.append(target)
         }
+        for (name, join) in plan.targets { expressions[name] = "\(targets[join]).\(quote(paths[name]!.attribute))" }
         self.from = from
-        self.isJoined = !aliases.isEmpty || alias != nil
+        self.isJoined = !plan.joins.isEmpty || alias != nil
         self.expressions = expressions
         self.types = types
     }

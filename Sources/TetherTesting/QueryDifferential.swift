@@ -5,7 +5,7 @@ import Tether
 /// with adversarial values, random links over every kind of relationship, and random queries
 /// using every `Condition` case (paths through to-one relationships, `any`/`all` over to-many
 /// ones), sort keys and windows. A store answers them as the reference (an `InMemoryStore`) does,
-/// or ``differences(seeds:objects:queries:stores:)`` lists where it does not.
+/// or ``differences(seeds:objects:queries:limit:stores:)`` lists where it does not.
 ///
 /// ```swift
 /// let found = try await QueryDifferential.differences(seeds: [1], objects: 300, queries: 800) { graph in

@@ -42,7 +42,7 @@ public struct StoreConformance: Sendable {
         /// Sorts on every attribute type, ascending and descending, on several keys, with limits and
         /// offsets: the order and window of `Query.apply(to:)`.
         case sortLimitOffsetCount
-        /// `any` and `all` (``Condition/any(_:_:)``) over each kind of relationship (to-many by the
+        /// `any` and `all` (`Condition.any(_:_:)`) over each kind of relationship (to-many by the
         /// other side's to-one, one-to-one, to-one and to-many without inverse, ordered
         /// many-to-many), nested, negated and combined, in `fetch`, `ids` and `count`: what the
         /// related objects' links and values say; an unknown relationship is refused.

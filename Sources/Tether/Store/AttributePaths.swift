@@ -76,6 +76,52 @@ public enum AttributePaths {
     }
 }
 
+/// The joins a SQL store needs for the paths a query names: one per distinct prefix of
+/// relationships (`repository`, `repository.owner`), in a stable order (by name, so that one query
+/// is always the same SQL), each starting from the entity's own table or from an earlier join.
+/// A store turns each into its own join (a foreign key, a join table) with an alias of its own.
+public struct PathJoins: Sendable {
+    /// One relationship followed.
+    public struct Join: Sendable {
+        /// The relationship, and the entities it goes from and to.
+        public let hop: AttributePath.Hop
+        /// The join this one starts from (an index into ``PathJoins/joins``), or nil for the
+        /// query's own table.
+        public let parent: Int?
+    }
+
+    /// The joins, each after the one it starts from.
+    public let joins: [Join]
+    /// For each name that is a path, the join whose destination holds its attribute.
+    public let targets: [String: Int]
+
+    /// The joins of `paths` (names that are not paths need none).
+    public init(_ paths: [String: AttributePath]) {
+        var joins: [Join] = []
+        var byPrefix: [String: Int] = [:]
+        var targets: [String: Int] = [:]
+        for name in paths.keys.sorted() {
+            let path = paths[name]!
+            guard path.isPath else { continue }
+            var prefix = ""
+            var at: Int?
+            for hop in path.hops {
+                prefix += (prefix.isEmpty ? "" : ".") + hop.relationship
+                if let known = byPrefix[prefix] {
+                    at = known
+                    continue
+                }
+                joins.append(Join(hop: hop, parent: at))
+                at = joins.count - 1
+                byPrefix[prefix] = at
+            }
+            targets[name] = at
+        }
+        self.joins = joins
+        self.targets = targets
+    }
+}
+
 extension Query {
     /// ``apply(to:)`` for a query whose condition or sort keys name paths: `pathValues` gives the
     /// values of the paths for an object (by name), which are set beside its own values while the

@@ -3,7 +3,7 @@ import Tether
 /// The tables a query reads and the SQL of each name it uses: an attribute of the entity is its
 /// column; a path through to-one relationships (`AttributePath`, `"repository.owner.login"`) is
 /// the column of the table its relationships lead to, joined with two `LEFT JOIN`s per distinct
-/// relationship prefix (`repository`, `repository.owner`): the relationship's join table by the
+/// relationship prefix (`repository`, `repository.owner`: `PathJoins`): the relationship's join table by the
 /// row's side (its primary key `(a, b)` or its index `(b, a)`), then the destination's table by
 /// `rowid`. A to-one side has at most one link, so the query's rows stay the entity's rows; a row
 /// without a target on the way reads NULL there, which the conditions read as unset, as the
@@ -50,34 +50,23 @@ struct QueryScope {
         own = alias.map { "\"\($0)\"" } ?? "\"_t\""
         let prefix = alias ?? ""
         var from = joined ? "\(info.table) AS \(own)" : info.table
-        var aliases: [String: String] = [:]   // relationship prefix -> alias of its destination
         var expressions: [String: String] = [:]
         var types: [String: AttributeType] = [:]
-        // Prefixes in a stable order, so that one query is always the same SQL.
-        for name in paths.keys.sorted() {
-            let path = paths[name]!
-            types[name] = path.type
-            guard path.isPath else { continue }
-            var way = ""
-            var alias = own
-            for hop in path.hops {
-                way += (way.isEmpty ? "" : ".") + hop.relationship
-                if let known = aliases[way] {
-                    alias = known
-                    continue
-                }
-                let target = "\"\(prefix)_j\(aliases.count)\""
-                let links = "\"\(prefix)_l\(aliases.count)\""
-                let (link, sideA) = try transaction.relationship(hop.source, hop.relationship)
-                let destination = try transaction.info(hop.destination).table
-                let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
-                from += " LEFT JOIN \(link.table) AS \(links) ON \(links).\(mine) = \(alias).\"rowid\""
-                    + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
-                aliases[way] = target
-                alias = target
-            }
-            expressions[name] = "\(alias).\(quote(path.attribute))"
+        for (name, path) in paths { types[name] = path.type }
+        let plan = PathJoins(paths)
+        var targets: [String] = []   // the alias of each join's destination
+        for (index, join) in plan.joins.enumerated() {
+            let source = join.parent.map { targets[$0] } ?? own
+            let target = "\"\(prefix)_j\(index)\""
+            let links = "\"\(prefix)_l\(index)\""
+            let (link, sideA) = try transaction.relationship(join.hop.source, join.hop.relationship)
+            let destination = try transaction.info(join.hop.destination).table
+            let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+            from += " LEFT JOIN \(link.table) AS \(links) ON \(links).\(mine) = \(source).\"rowid\""
+                + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
+            targets.append(target)
         }
+        for (name, join) in plan.targets { expressions[name] = "\(targets[join]).\(quote(paths[name]!.attribute))" }
         self.from = from
         self.isJoined = joined
         self.expressions = expressions
