@@ -12,3 +12,27 @@ extension Schema {
         return try Schema(entities + Self.tetherEntities)
     }
 }
+
+/// Where Tether's own entities name the model's entities in their values, for a store that
+/// migrates the model's data: a step that renames or re-keys an entity must not leave them naming
+/// what no longer exists.
+package enum TetherBookkeeping {
+    /// One of Tether's entities: its attributes that hold an entity name, and those that hold a
+    /// key beginning with an entity name and U+001F.
+    package struct Mentions: Sendable {
+        /// The name of Tether's entity.
+        package let entity: String
+        /// Attributes whose value is an entity's name.
+        package let names: [String]
+        /// Attributes whose value begins with an entity's name and U+001F.
+        package let keys: [String]
+    }
+
+    /// Tether's entities that name the model's entities: the outbox and the pending references.
+    package static let mentions = [
+        Mentions(entity: OutboxStorage.entityName, names: ["entity", "targetEntity"], keys: []),
+        Mentions(entity: PendingReferences.targetEntityName, names: [], keys: ["key"]),
+        Mentions(entity: PendingReferences.sourceEntityName, names: [], keys: ["key"]),
+        Mentions(entity: PendingReferences.legacyEntityName, names: ["sourceEntity", "targetEntity"], keys: []),
+    ]
+}
