@@ -392,4 +392,95 @@ import TetherSQLite
         _ = try Client.Builder(schema: v2).store(store).migrations(migrations).build()
         #expect(try await Self.layoutJSON(store).contains(#""appliedMigrations":["2-handle"]"#))
     }
+
+    @Test func identityAttributesCanBeRenamedAndRetyped() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        try await Self.seed(path)
+        let v2 = try Self.schema { entities in
+            entities[0].attributes[0] = Attribute("id", .string)
+            entities[2].attributes[0].name = "number"
+            entities[2].identity = ["number"]
+        }
+        let store = try SQLiteStore(path: path)
+        try store.prepare(for: v2, migrations: [SchemaMigration("2", [
+            .changeType(entity: "User", attribute: "id", to: .string),
+            .renameAttribute(entity: "Label", from: "id", to: "number"),
+        ])])
+        try await store.write { writer in
+            let user = try #require(try writer.objects("User", identities: [IdentityKey(.string("2"))]).values.first)
+            #expect(user["login"] == .string("user2"))
+            let label = try #require(try writer.objects("Label", identities: [IdentityKey(.int(3))]).values.first)
+            #expect(label["name"] == .string("docs"))
+            #expect(throws: StoreError.self) { try writer.insert("User", values: ["id": .string("1")]) }
+            #expect(throws: StoreError.self) { try writer.insert("Label", values: ["number": .int(1)]) }
+        }
+    }
+
+    /// The example of Docs/Stores.md, "Migration steps", on a file of release 1.
+    @Test func theGuideExampleMigratesARelease1File() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        let release1 = try Schema {
+            Entity("User", identity: "id") {
+                Attribute("id", .int64)
+                Attribute("login", .string)
+                Attribute("age", .string)
+                Relationship.toMany("repos", "Repo", inverse: "owner")
+            }
+            Entity("Repo", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("owner", "User", inverse: "repos")
+            }
+            Entity("Label", identity: "id") {
+                Attribute("id", .int64)
+                Attribute("name", .string)
+                Attribute("createdOn", .string)
+            }
+        }
+        do {
+            let client = try Client.Builder(schema: release1).store(try SQLiteStore(path: path)).build()
+            _ = try await client.import(Data(#"[{"id": 1, "login": "ada", "age": "36", "repos": [{"id": 10}, {"id": 11}]}]"#.utf8), as: "User")
+            _ = try await client.import(Data(#"[{"id": 1, "name": "bug", "createdOn": "01/05/2024"}]"#.utf8), as: "Label")
+        }
+        let schema = try Schema {
+            Entity("User", identity: "id") {
+                Attribute("id", .int64)
+                Attribute("handle", .string)
+                Attribute("age", .int64)
+                Relationship.toMany("repositories", "Repository", inverse: "owner")
+            }
+            Entity("Repository", identity: "id") {
+                Attribute("id", .int64)
+                Relationship.toOne("owner", "User", inverse: "repositories")
+            }
+            Entity("Label", identity: "name") {
+                Attribute("name", .string)
+                Attribute("createdOn", .date)
+            }
+        }
+        let migrations = [
+            SchemaMigration("2024-06-handle-age", [
+                .renameAttribute(entity: "User", from: "login", to: "handle"),
+                .changeType(entity: "User", attribute: "age", to: .int64),
+                .renameRelationship(entity: "User", from: "repos", to: "repositories"),
+            ]),
+            SchemaMigration("2024-09-repository-labels", [
+                .renameEntity(from: "Repo", to: "Repository"),
+                .changeIdentity(entity: "Label", to: ["name"]),
+                .changeType(entity: "Label", attribute: "createdOn", to: .date, conversion: .dateFormat("dd/MM/yyyy")),
+            ]),
+        ]
+        for _ in 0..<2 {
+            let client = try Client.Builder(schema: schema).store(try SQLiteStore(path: path)).migrations(migrations).build()
+            let user = try #require(try await client.object("User", identity: .int(1)))
+            #expect(user["handle"] == .string("ada"))
+            #expect(user["age"] == .int(36))
+            #expect(try await client.related("repositories", of: user.id).map { $0["id"] } == [.int(10), .int(11)])
+            let repository = try #require(try await client.object("Repository", identity: .int(11)))
+            #expect(try await client.related("owner", of: repository.id).map { $0["id"] } == [.int(1)])
+            let label = try #require(try await client.object("Label", identity: .string("bug")))
+            #expect(label["createdOn"] == .date(Date(timeIntervalSince1970: 1_714_521_600)))
+        }
+    }
 }
