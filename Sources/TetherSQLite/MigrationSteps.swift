@@ -66,12 +66,17 @@ struct MigrationRunner {
 
     /// Refuses a step on `entity` while Tether's own records (the outbox's unsent changes, pending
     /// references) name it: they would be left naming what the step renames or re-keys.
-    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String) throws {
+    /// `linked`: also when they link the entity's objects to others' (a rename of the entity).
+    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String, linked: Bool = false) throws {
         for mentions in TetherBookkeeping.mentions where layout.entities.contains(where: { $0.name == mentions.entity }) {
             let key = entity + "\u{1F}"
+            let json = String(decoding: JSON.string(entity).serialized(), as: UTF8.self)
+            let texts = linked ? mentions.json : []
             let conditions = mentions.names.map { "\(quote($0)) = ?" } + mentions.keys.map { "substr(\(quote($0)), 1, ?) = ?" }
+                + texts.map { "instr(\(quote($0)), ?) > 0" }
             let arguments = mentions.names.map { _ in SQLValue.text(entity) }
                 + mentions.keys.flatMap { _ in [SQLValue.int(Int64(key.unicodeScalars.count)), .text(key)] }
+                + texts.map { _ in SQLValue.text(json) }
             guard !conditions.isEmpty, try tableExists(mentions.entity) else { continue }
             let count = try connection.query("SELECT count(*) FROM \(quote(mentions.entity)) WHERE \(conditions.joined(separator: " OR "))",
                                              arguments) { $0.int(0) }.first ?? 0
@@ -132,7 +137,7 @@ struct MigrationRunner {
             || layout.linkSets.contains(where: { $0.table.lowercased() == lower }) {
             throw failure(step, migration, "the file already has a table named like \(to) (or the name is reserved)")
         }
-        try checkBookkeeping(from, step, migration)
+        try checkBookkeeping(from, step, migration, linked: true)
         try exec("ALTER TABLE \(quote(from)) RENAME TO \(quote(to))")
         let identity = layout.entities[index].identity
         if !identity.isEmpty && !reindex.contains(from) {
@@ -173,6 +178,20 @@ struct MigrationRunner {
         try exec("ALTER TABLE \(quote(entity)) RENAME COLUMN \(quote(from)) TO \(quote(to))")
         layout.entities[index].attributes[a].name = to
         layout.entities[index].identity = layout.entities[index].identity.map { $0 == from ? to : $0 }
+        try renameInRemoteRecords(entity, from, to)
+    }
+
+    /// Renames property `from` of `entity` in the remote records of its objects, which keep what
+    /// the server last confirmed by property name.
+    private func renameInRemoteRecords(_ entity: String, _ from: String, _ to: String) throws {
+        guard try tableExists(Layout.remoteRecordsTable) else { return }
+        let records = try connection.query("SELECT \"row\", \"record\" FROM \(quote(Layout.remoteRecordsTable)) WHERE \"entity\" = ?",
+                                           [.text(entity)], context: "reading the remote records of \(entity)") { ($0.int(0), $0.blob(1)) }
+        for (row, record) in records {
+            guard let renamed = try TetherBookkeeping.remoteRecord(record, of: entity, renaming: from, to: to) else { continue }
+            try connection.run("UPDATE \(quote(Layout.remoteRecordsTable)) SET \"record\" = ? WHERE \"entity\" = ? AND \"row\" = ?",
+                               [.blob(renamed), .text(entity), .int(row)], context: "renaming \(entity).\(from) in its remote records")
+        }
     }
 
     private mutating func renameRelationship(_ entity: String, _ from: String, _ to: String, _ step: MigrationStep, _ migration: String) throws {
@@ -200,6 +219,7 @@ struct MigrationRunner {
         if set.storage == "joinTable" && set.table == entity + "." + from {
             try renameJoinTable(i, to: entity + "." + to)
         }
+        try renameInRemoteRecords(entity, from, to)
     }
 
     private mutating func changeType(_ entity: String, _ attribute: String, _ type: AttributeType, _ conversion: MigrationConversion,

@@ -323,7 +323,8 @@ public final class SQLiteStore: Store {
 }
 
 extension Client.Builder {
-    /// Stores objects in the SQLite file at `path` (created if needed, migrated additively).
+    /// Stores objects in the SQLite file at `path` (created if needed, migrated additively and by
+    /// the builder's declared migrations).
     ///
     /// ```swift
     /// let client = try Client.Builder(schema: schema).sqlite(path: "github.sqlite").build()

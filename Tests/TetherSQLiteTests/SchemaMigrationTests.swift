@@ -49,6 +49,7 @@ import TetherSQLite
             try writer.setRelated("labels", of: repos[0], to: [labels[2], labels[0]])
             try writer.setRelated("labels", of: repos[2], to: [labels[1]])
             try writer.setRemoteRecord(Data(#"{"etag":"\"r1\""}"#.utf8), of: repos[0])
+            try writer.setRemoteRecord(Data(#"{"confirmed":{"login":"user0"},"etag":"\"u1\""}"#.utf8), of: users[0])
         }
         store.close()
     }
@@ -86,6 +87,18 @@ import TetherSQLite
             #expect(try await Self.related(store, "User", 1, "repos").count == 2)
             store.close()
         }
+        // What the server last confirmed is kept by property name: the record follows the rename.
+        let record = try await {
+            let store = try SQLiteStore(path: path)
+            try store.prepare(for: v2, migrations: migrations)
+            defer { store.close() }
+            return try await store.read { reader -> String? in
+                let user = try #require(try reader.objects("User", identities: [IdentityKey(.int(1))]).values.first)
+                return try reader.remoteRecord(of: user.id).map { String(decoding: $0, as: UTF8.self) }
+            }
+        }()
+        #expect(record?.contains(#""confirmed":{"handle":"user0"}"#) == true, "\(record ?? "none")")
+        #expect(record?.contains(#""etag":"\"u1\""#) == true, "\(record ?? "none")")
         // A later release adds an attribute with the old name: a new, empty column.
         let v3 = try Self.schema { $0[0].attributes[1].name = "handle"; $0[0].attributes.append(Attribute("login", .string)) }
         let store = try SQLiteStore(path: path)
@@ -380,6 +393,24 @@ import TetherSQLite
             Issue.record("a rename was applied under an unsent change")
         } catch let error as ConfigurationError {
             #expect(error.message.contains("unsent changes in the outbox"), "\(error.message)")
+        }
+        // A rename of an entity is refused while an entry links its objects.
+        do {
+            let store = try SQLiteStore(path: path)
+            _ = try Client.Builder(schema: Self.v1).store(store).build()
+            try await store.writeSQL { db in
+                try db.execute(#"UPDATE "_TetherOutbox" SET "local" = '{"related":{"repos":[["Repo",1]]}}'"#)
+            }
+            store.close()
+        }
+        let renamed = try Self.schema { entities in
+            entities[1].name = "Repository"
+            entities[0].relationships[0].destination = "Repository"
+            entities[2].relationships[0].destination = "Repository"
+        }
+        #expect(throws: ConfigurationError.self) {
+            _ = try Client.Builder(schema: renamed).store(try SQLiteStore(path: path))
+                .migrations([SchemaMigration("2-repository", [.renameEntity(from: "Repo", to: "Repository")])]).build()
         }
         // Once the outbox is empty, the step runs.
         do {

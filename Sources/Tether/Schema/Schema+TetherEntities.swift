@@ -1,3 +1,5 @@
+import Foundation
+
 extension Schema {
     /// The entities Tether keeps in a client's store beside the model's: the pending references
     /// (``PendingReferences``) and the outbox of local-first writes (``OutboxStorage``). They are
@@ -26,13 +28,26 @@ package enum TetherBookkeeping {
         package let names: [String]
         /// Attributes whose value begins with an entity's name and U+001F.
         package let keys: [String]
+        /// Attributes whose JSON text may name an entity's objects (as `["Entity", row]`): they
+        /// name it when they hold the entity's name as a JSON string.
+        package var json: [String] = []
     }
 
     /// Tether's entities that name the model's entities: the outbox and the pending references.
     package static let mentions = [
-        Mentions(entity: OutboxStorage.entityName, names: ["entity", "targetEntity"], keys: []),
+        Mentions(entity: OutboxStorage.entityName, names: ["entity", "targetEntity"], keys: [], json: ["local"]),
         Mentions(entity: PendingReferences.targetEntityName, names: [], keys: ["key"]),
         Mentions(entity: PendingReferences.sourceEntityName, names: [], keys: ["key"]),
         Mentions(entity: PendingReferences.legacyEntityName, names: ["sourceEntity", "targetEntity"], keys: []),
     ]
+
+    /// The stored remote record `data` (``StoreWriter/setRemoteRecord(_:of:)``) of an object of
+    /// `entity` with its property `from` renamed `to`, or nil when the record does not name it:
+    /// what the server last confirmed is kept by property name.
+    package static func remoteRecord(_ data: Data, of entity: String, renaming from: String, to: String) throws -> Data? {
+        var record = try RemoteRecord(data, of: ObjectID(entity: entity, rowID: 0))
+        guard let confirmed = record.confirmed.removeValue(forKey: from) else { return nil }
+        record.confirmed[to] = confirmed
+        return record.data
+    }
 }
