@@ -257,7 +257,7 @@ struct MigrationRunner {
             } catch let error as MigrationConversion.Failure {
                 failures.append((rowID, "\(value)", error.reason))
             } catch let error as StoreError {
-                failures.append((rowID, "\(value)", error.message))
+                if conversion.nullifies { converted.append((rowID, .null)) } else { failures.append((rowID, "\(value)", error.message)) }
             }
         }
         if !failures.isEmpty {
@@ -265,7 +265,7 @@ struct MigrationRunner {
                 "\(try describeRow(entity, failure.row, identity)): \(failure.value) (\(failure.reason))"
             }
             let more = failures.count > shown.count ? "; and \(failures.count - shown.count) more" : ""
-            throw failure(step, migration, "\(failures.count) value\(failures.count == 1 ? "" : "s") of \(entity).\(attribute) do not convert to \(type): \(shown.joined(separator: "; "))\(more) (use a custom conversion, or .nullifyingFailures to clear them)",
+            throw failure(step, migration, "\(failures.count) value\(failures.count == 1 ? "" : "s") of \(entity).\(attribute) \(failures.count == 1 ? "does" : "do") not convert to \(type): \(shown.joined(separator: "; "))\(more) (use a custom conversion, or .nullifyingFailures to clear them)",
                           kind: .invalidValue, member: attribute)
         }
         if identity.contains(attribute) && !reindex.contains(entity) {

@@ -211,7 +211,7 @@ import TetherSQLite
             #expect(error.entity == "User")
             #expect(error.member == "age")
             #expect(error.message.contains("1 value of User.age"), "\(error.message)")
-            #expect(error.message.contains(#"row 2 (id = 2): "old" ('old' is not an integer)"#), "\(error.message)")
+            #expect(error.message.contains(#"row 2 (id = 2): "old" ('old' is not the text of an integer)"#), "\(error.message)")
             #expect(error.message.contains("untouched"))
         }
         store.close()

@@ -55,8 +55,17 @@ import Tether
         #expect(try standard.convert(.string("https://example.com/a"), to: .url) == .url(URL(string: "https://example.com/a")!))
         #expect(try standard.convert(.string("2024-05-01T10:00:00Z"), to: .date) == .date(Date(timeIntervalSince1970: 1_714_557_600)))
         #expect(try standard.convert(.int(1_714_557_600), to: .date) == .date(Date(timeIntervalSince1970: 1_714_557_600)))
+        #expect(try standard.convert(.date(Date(timeIntervalSince1970: 1_714_557_600)), to: .string) == .string("2024-05-01T10:00:00Z"))
+        #expect(try standard.convert(.date(Date(timeIntervalSince1970: 1_714_557_600.25)), to: .string) == .string("2024-05-01T10:00:00.250Z"))
+        #expect(try standard.convert(.string("0.1"), to: .double) == .double(0.1))
+        #expect(try standard.convert(.string("1e3"), to: .double) == .double(1000))
+        #expect(try standard.convert(.decimal(Decimal(string: "19.99")!), to: .double) == .double(19.99))
+        #expect(try standard.convert(.string("-12"), to: .int16) == .int(-12))
         for (value, type) in [(Value.string("4x"), AttributeType.int64), (.double(4.5), .int64), (.int(70_000), .int16),
-                              (.string("maybe"), .bool), (.string("not-a-uuid"), .uuid), (.string("May 1"), .date), (.int(2), .bool)] {
+                              (.string("maybe"), .bool), (.string("not-a-uuid"), .uuid), (.string("May 1"), .date), (.int(2), .bool),
+                              (.string("007"), .int64), (.string("+7"), .int32), (.string(" 7"), .int64), (.string("12abc"), .decimal),
+                              (.string("1.00000000000000000001"), .double), (.decimal(Decimal(string: "0.1000000000000000000001")!), .double),
+                              (.date(Date(timeIntervalSince1970: 0.0001)), .string)] {
             #expect(throws: MigrationConversion.Failure.self, "\(value) → \(type)") { try standard.convert(value, to: type) }
             #expect(try standard.nullifyingFailures.convert(value, to: type) == nil)
         }

@@ -208,13 +208,20 @@ enum StandardConversion {
             case .bool(let b): return .string(b ? "true" : "false")
             case .uuid(let u): return .string(u.uuidString)
             case .url(let u): return .string(u.absoluteString)
-            case .date(let d): return .string(d.formatted(.iso8601))
+            case .date(let d):
+                // Whole seconds as ISO 8601 text; milliseconds when the date has them, exactly.
+                let whole = d.formatted(.iso8601)
+                if (try? Date(whole, strategy: .iso8601)) == d { return .string(whole) }
+                let fractional = d.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+                if (try? Date(fractional, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) == d { return .string(fractional) }
+                throw Failure("\(d.timeIntervalSince1970) (seconds since 1970) has no exact ISO 8601 text")
             default: break
             }
         case .int16, .int32, .int64:
             switch value {
             case .string(let s):
-                guard let i = Int64(s) else { throw Failure("'\(s)' is not an integer") }
+                // The integer's own text only: "007" or "+7" would not read back as written.
+                guard let i = Int64(s), String(i) == s else { throw Failure("'\(s)' is not the text of an integer") }
                 return try integer(i, type)
             case .double(let d):
                 guard let i = Int64(exactly: d) else { throw Failure("\(d) is not an integer") }
@@ -231,10 +238,12 @@ enum StandardConversion {
                 guard let d = Double(exactly: i) else { throw Failure("\(i) has no exact double") }
                 return .double(d)
             case .string(let s):
-                guard let d = Double(s), d.isFinite else { throw Failure("'\(s)' is not a number") }
+                guard isNumber(s), let d = Double(s), d.isFinite, decimal(s) == decimal(d.description) else {
+                    throw Failure("'\(s)' is not a number a double holds exactly")
+                }
                 return .double(d)
             case .decimal(let d):
-                guard let double = Double(d.description) else { throw Failure("\(d) is not a double") }
+                guard let double = Double(d.description), decimal(double.description) == d else { throw Failure("\(d) has no exact double") }
                 return .double(double)
             default: break
             }
@@ -247,9 +256,7 @@ enum StandardConversion {
                 }
                 return .decimal(decimal)
             case .string(let s):
-                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), decimal.description == s || Double(s) != nil else {
-                    throw Failure("'\(s)' is not a decimal")
-                }
+                guard isNumber(s), let decimal = decimal(s) else { throw Failure("'\(s)' is not a decimal") }
                 return .decimal(decimal)
             default: break
             }
@@ -284,6 +291,15 @@ enum StandardConversion {
             break
         }
         throw Failure("\(value) has no standard conversion to \(type)")
+    }
+
+    /// Whether `text` is a number as JSON writes one (no leading zeros, no `+`, no spaces).
+    private static func isNumber(_ text: String) -> Bool {
+        text.wholeMatch(of: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/) != nil
+    }
+
+    private static func decimal(_ text: String) -> Decimal? {
+        Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
     }
 
     private static func integer(_ i: Int64, _ type: AttributeType) throws(Failure) -> Value {
