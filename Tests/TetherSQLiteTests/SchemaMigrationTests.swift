@@ -514,4 +514,57 @@ import TetherSQLite
             #expect(label["createdOn"] == .date(Date(timeIntervalSince1970: 1_714_521_600)))
         }
     }
+
+    @Test func releasesMigrateOneAfterTheOther() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        try await Self.seed(path)
+        let a = SchemaMigration("2-handle", [.renameAttribute(entity: "User", from: "login", to: "handle")])
+        let b = SchemaMigration("3-nick", [.renameAttribute(entity: "User", from: "handle", to: "nick")])
+        let v2 = try Self.schema { $0[0].attributes[1].name = "handle" }
+        let v3 = try Self.schema { $0[0].attributes[1].name = "nick" }
+        do {
+            let store = try SQLiteStore(path: path)
+            try store.prepare(for: v2, migrations: [a])
+            store.close()
+        }
+        let store = try SQLiteStore(path: path)
+        try store.prepare(for: v3, migrations: [a, b])  // a again would find no User.login
+        #expect(try await store.read { try $0.fetch(Query("User", sortedBy: [.ascending("id")])).map { $0["nick"] } } == [.string("user1"), .string("user2")])
+        #expect(try await Self.layoutJSON(store).contains(#""appliedMigrations":["2-handle","3-nick"]"#))
+    }
+
+    @Test func namesThatAreTakenAndReadOnlyFilesAreRefused() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        try await Self.seed(path)
+        let before = try Self.bytes(path)
+        let cases: [(MigrationStep, String)] = [
+            (.renameAttribute(entity: "User", from: "login", to: "AGE"), "already has a member or column named like AGE"),
+            (.renameAttribute(entity: "User", from: "login", to: "repos"), "already has a member or column named like repos"),
+            (.renameRelationship(entity: "Repo", from: "owner", to: "name"), "already has a member or column named like name"),
+            (.renameEntity(from: "Repo", to: "label"), "already has a table named like label"),
+            (.renameEntity(from: "User", to: "repo.LABELS"), "already has a table named like repo.LABELS"),
+            (.renameEntity(from: "Nope", to: "Other"), "the file has no entity Nope"),
+            (.changeType(entity: "User", attribute: "nope", to: .int64), "no attribute User.nope"),
+            (.changeIdentity(entity: "User", to: ["nope"]), "User has no attribute nope"),
+        ]
+        for (step, message) in cases {
+            let store = try SQLiteStore(path: path)
+            #expect {
+                try store.prepare(for: Self.v1, migrations: [SchemaMigration("2", [step])])
+            } throws: { error in
+                guard let error = error as? StoreError else { return false }
+                return error.kind == .incompatibleSchema && error.message.contains(message) && error.message.contains("migration '2'")
+            }
+            store.close()
+        }
+        #expect(try Self.bytes(path) == before)
+        let readOnly = try SQLiteStore(path: path, readOnly: true)
+        #expect {
+            try readOnly.prepare(for: Self.v1, migrations: [SchemaMigration("2", [.renameAttribute(entity: "User", from: "login", to: "handle")])])
+        } throws: { error in
+            (error as? StoreError)?.kind == .storage
+        }
+    }
 }
