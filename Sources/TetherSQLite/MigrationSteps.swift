@@ -66,9 +66,13 @@ struct MigrationRunner {
 
     /// Refuses a step on `entity` while Tether's own records (the outbox's unsent changes, pending
     /// references) name it: they would be left naming what the step renames or re-keys.
-    /// `linked`: also when they link the entity's objects to others' (a rename of the entity).
-    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String, linked: Bool = false) throws {
-        for mentions in TetherBookkeeping.mentions where layout.entities.contains(where: { $0.name == mentions.entity }) {
+    /// `linked`: also when they link the entity's objects to others' (a rename of the entity);
+    /// `outbox`: the outbox's entries (a rename rewrites them instead); `pending`: the pending
+    /// references (which name objects by entity and identity values).
+    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String, linked: Bool = false,
+                                  outbox: Bool = true, pending: Bool = true) throws {
+        for mentions in TetherBookkeeping.mentions where layout.entities.contains(where: { $0.name == mentions.entity })
+            && (mentions.entity == TetherBookkeeping.outboxEntity ? outbox : pending) {
             let key = entity + "\u{1F}"
             let json = String(decoding: JSON.string(entity).serialized(), as: UTF8.self)
             let texts = linked ? mentions.json : []
@@ -84,6 +88,29 @@ struct MigrationRunner {
                 let what = mentions.entity.hasPrefix("_TetherOutbox") ? "unsent changes in the outbox" : "pending references"
                 throw failure(step, migration, "\(count) of Tether's \(what) (\(mentions.entity)) name \(entity); let them be sent or resolved with the previous release, or ship the step once they are gone")
             }
+        }
+    }
+
+    /// Applies `rename` to the outbox's entries (what they change, their keys, the local values
+    /// they keep), so that they are sent under the new names.
+    private func rewriteOutbox(_ rename: TetherBookkeeping.Rename) throws {
+        let table = TetherBookkeeping.outboxEntity
+        guard let stored = layout.entities.first(where: { $0.name == table }), try tableExists(table) else { return }
+        let columns = TetherBookkeeping.outboxNamingAttributes.filter { name in stored.attributes.contains { $0.name == name } }
+        guard !columns.isEmpty else { return }
+        let entries = try connection.query("SELECT \"rowid\", \(columns.map(quote).joined(separator: ", ")) FROM \(quote(table))", [],
+                                           context: "reading the outbox to rename") { row -> (Int64, [String: Value]) in
+            var values: [String: Value] = [:]
+            for (i, name) in columns.enumerated() {
+                values[name] = Codec.decode(row, i + 1, as: name == "row" ? .int64 : .string)
+            }
+            return (row.int(0), values)
+        }
+        for (row, values) in entries {
+            let changed = try TetherBookkeeping.outboxEntry(values, renaming: rename).sorted { $0.key < $1.key }
+            guard !changed.isEmpty else { continue }
+            try connection.run("UPDATE \(quote(table)) SET \(changed.map { "\(quote($0.key)) = ?" }.joined(separator: ", ")) WHERE \"rowid\" = ?",
+                               changed.map { Codec.encode($0.value, as: .string) } + [.int(row)], context: "renaming in the outbox")
         }
     }
 
@@ -137,7 +164,8 @@ struct MigrationRunner {
             || layout.linkSets.contains(where: { $0.table.lowercased() == lower }) {
             throw failure(step, migration, "the file already has a table named like \(to) (or the name is reserved)")
         }
-        try checkBookkeeping(from, step, migration, linked: true)
+        try checkBookkeeping(from, step, migration, linked: true, outbox: false)
+        try rewriteOutbox(.entity(from: from, to: to))
         try exec("ALTER TABLE \(quote(from)) RENAME TO \(quote(to))")
         let identity = layout.entities[index].identity
         if !identity.isEmpty && !reindex.contains(from) {
@@ -174,7 +202,8 @@ struct MigrationRunner {
         if to.isEmpty || (from.lowercased() != to.lowercased() && (columns(of: entity).contains(to.lowercased()) || members(of: entity).contains(to.lowercased()))) {
             throw failure(step, migration, "\(entity) already has a member or column named like \(to)")
         }
-        try checkBookkeeping(entity, step, migration)
+        // Pending references name objects by identity values, never by attribute.
+        try rewriteOutbox(.property(entity: entity, from: from, to: to))
         try exec("ALTER TABLE \(quote(entity)) RENAME COLUMN \(quote(from)) TO \(quote(to))")
         layout.entities[index].attributes[a].name = to
         layout.entities[index].identity = layout.entities[index].identity.map { $0 == from ? to : $0 }
@@ -203,7 +232,8 @@ struct MigrationRunner {
         if to.isEmpty || (from.lowercased() != to.lowercased() && (columns(of: entity).contains(to.lowercased()) || members(of: entity).contains(to.lowercased()))) {
             throw failure(step, migration, "\(entity) already has a member or column named like \(to)")
         }
-        try checkBookkeeping(entity, step, migration)
+        try checkBookkeeping(entity, step, migration, outbox: false)
+        try rewriteOutbox(.property(entity: entity, from: from, to: to))
         var set = layout.linkSets[i]
         let sideA = set.a.entity == entity && set.a.relationship == from
         if sideA {
@@ -234,9 +264,8 @@ struct MigrationRunner {
         }
         guard old != type else { return }
         let identity = layout.entities[index].identity
-        if identity.contains(attribute) {
-            try checkBookkeeping(entity, step, migration)
-        }
+        // The outbox keeps local values of the old type; pending references, identity values.
+        try checkBookkeeping(entity, step, migration, pending: identity.contains(attribute))
         // Every value, converted, before anything is written.
         var converted: [(Int64, SQLValue)] = []
         var failures: [(row: Int64, value: String, reason: String)] = []

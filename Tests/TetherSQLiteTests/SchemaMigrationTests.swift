@@ -375,53 +375,92 @@ import TetherSQLite
         #expect(indexes.filter { !$0.hasPrefix("sqlite_autoindex") } == ["Repository.tags", "_tether_join_Repository.tags"], "\(indexes)")
     }
 
-    @Test func throughTheBuilderStepsSkipTetherBookkeepingThatNamesTheEntity() async throws {
+    /// The outbox's entries, by key: entity, relationship, target entity and local changes.
+    static func outbox(_ store: SQLiteStore) async throws -> [String: [String]] {
+        try await store.readSQL { db in
+            var entries: [String: [String]] = [:]
+            for row in try db.rows(#"SELECT "key", "entity", "relationship", "targetEntity", "local" FROM "_TetherOutbox""#) {
+                func text(_ name: String) -> String {
+                    if case .string(let value)? = row[name] { return value }
+                    return "-"
+                }
+                entries[text("key").replacingOccurrences(of: "\u{1F}", with: "|")] = [text("entity"), text("relationship"), text("targetEntity"), text("local")]
+            }
+            return entries
+        }
+    }
+
+    @Test func renamesRewriteTheOutboxAndOtherStepsWaitForIt() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path()
         do {
             let store = try SQLiteStore(path: path)
             _ = try Client.Builder(schema: Self.v1).store(store).build()
             try await store.writeSQL { db in
-                try db.execute(#"INSERT INTO "_TetherOutbox" ("key", "seq", "entity", "row", "operation", "state", "attempts") VALUES ('o', 1, 'User', 1, 'update', 'pending', 0)"#)
+                try db.execute(#"INSERT INTO "User" ("id", "login", "age") VALUES (1, 'ada', '36')"#)
+                try db.execute(#"INSERT INTO "Repo" ("id", "owner") VALUES (1, 1)"#)
+                // An update of User 1 keeping its local login and repositories, and a link of Repo 1 to its owner.
+                try db.execute("""
+                    INSERT INTO "_TetherOutbox" ("key", "seq", "entity", "row", "operation", "state", "attempts", "local")
+                    VALUES ('o' || char(31) || 'User' || char(31) || '1', 1, 'User', 1, 'update', 'pending', 0,
+                            '{"values":{"login":["s","ada"]},"related":{"repos":[["Repo",1]]}}')
+                    """)
+                try db.execute("""
+                    INSERT INTO "_TetherOutbox" ("key", "seq", "entity", "row", "operation", "relationship", "targetEntity", "targetRow", "state", "attempts")
+                    VALUES ('l' || char(31) || 'Repo' || char(31) || '1' || char(31) || 'owner' || char(31) || 'User' || char(31) || '1',
+                            2, 'Repo', 1, 'add', 'owner', 'User', 1, 'pending', 0)
+                    """)
             }
             store.close()
         }
-        let v2 = try Self.schema { $0[0].attributes[1].name = "handle" }
-        let migrations = [SchemaMigration("2-handle", [.renameAttribute(entity: "User", from: "login", to: "handle")])]
+        // A type change of an entity the outbox names waits until it has sent its changes.
+        let retyped = try Self.schema { $0[0].attributes[2].type = .int64 }
         do {
-            _ = try Client.Builder(schema: v2).store(try SQLiteStore(path: path)).migrations(migrations).build()
-            Issue.record("a rename was applied under an unsent change")
+            _ = try Client.Builder(schema: retyped).store(try SQLiteStore(path: path))
+                .migrations([SchemaMigration("2-age", [.changeType(entity: "User", attribute: "age", to: .int64)])]).build()
+            Issue.record("a type change was applied under an unsent change")
         } catch let error as ConfigurationError {
-            #expect(error.message.contains("unsent changes in the outbox"), "\(error.message)")
+            #expect(error.message.contains("2 of Tether's unsent changes in the outbox (_TetherOutbox) name User"), "\(error.message)")
         }
-        // A rename of an entity is refused while an entry links its objects.
-        do {
-            let store = try SQLiteStore(path: path)
-            _ = try Client.Builder(schema: Self.v1).store(store).build()
-            try await store.writeSQL { db in
-                try db.execute(#"UPDATE "_TetherOutbox" SET "local" = '{"related":{"repos":[["Repo",1]]}}'"#)
-            }
-            store.close()
-        }
-        let renamed = try Self.schema { entities in
+        // Renames rewrite the entries.
+        let v2 = try Self.schema { entities in
+            entities[0].attributes[1].name = "handle"
+            entities[0].relationships[0] = .toMany("repositories", "Repository", inverse: "author")
             entities[1].name = "Repository"
-            entities[0].relationships[0].destination = "Repository"
+            entities[1].relationships[0] = .toOne("author", "User", inverse: "repositories")
             entities[2].relationships[0].destination = "Repository"
         }
-        #expect(throws: ConfigurationError.self) {
-            _ = try Client.Builder(schema: renamed).store(try SQLiteStore(path: path))
-                .migrations([SchemaMigration("2-repository", [.renameEntity(from: "Repo", to: "Repository")])]).build()
-        }
-        // Once the outbox is empty, the step runs.
-        do {
-            let store = try SQLiteStore(path: path)
-            _ = try Client.Builder(schema: Self.v1).store(store).build()
-            try await store.writeSQL { try $0.execute(#"DELETE FROM "_TetherOutbox""#) }
-            store.close()
-        }
         let store = try SQLiteStore(path: path)
-        _ = try Client.Builder(schema: v2).store(store).migrations(migrations).build()
-        #expect(try await Self.layoutJSON(store).contains(#""appliedMigrations":["2-handle"]"#))
+        _ = try Client.Builder(schema: v2).store(store).migrations([SchemaMigration("2", [
+            .renameAttribute(entity: "User", from: "login", to: "handle"),
+            .renameRelationship(entity: "User", from: "repos", to: "repositories"),
+            .renameEntity(from: "Repo", to: "Repository"),
+            .renameRelationship(entity: "Repository", from: "owner", to: "author"),
+        ])]).build()
+        let entries = try await Self.outbox(store)
+        #expect(Set(entries.keys) == ["o|User|1", "l|Repository|1|author|User|1"], "\(entries)")
+        let update = try #require(entries["o|User|1"])
+        #expect(update[0] == "User")
+        #expect(update[3].contains(#""handle":["s","ada"]"#) && !update[3].contains("login"), "\(update[3])")
+        #expect(update[3].contains(#""repositories":[["Repository",1]]"#), "\(update[3])")
+        #expect(entries["l|Repository|1|author|User|1"]?.prefix(3) == ["Repository", "author", "User"])
+        // A rename of an entity that pending references name waits for them.
+        try await store.writeSQL { db in
+            try db.execute(#"INSERT INTO "_TetherPendingTarget" ("key", "references") VALUES ('Label' || char(31) || 'i9', '[]')"#)
+        }
+        store.close()
+        let v3 = try Schema(v2.entities.map { entity in
+            var entity = entity
+            if entity.name == "Label" { entity.name = "Tag" }
+            for i in entity.relationships.indices where entity.relationships[i].destination == "Label" { entity.relationships[i].destination = "Tag" }
+            return entity
+        })
+        #expect {
+            _ = try Client.Builder(schema: v3).store(try SQLiteStore(path: path))
+                .migrations([SchemaMigration("3-tag", [.renameEntity(from: "Label", to: "Tag")])]).build()
+        } throws: { error in
+            (error as? ConfigurationError)?.message.contains("pending references (_TetherPendingTarget) name Label") == true
+        }
     }
 
     @Test func identityAttributesCanBeRenamedAndRetyped() async throws {
