@@ -606,4 +606,27 @@ import TetherSQLite
             (error as? StoreError)?.kind == .storage
         }
     }
+
+    @Test func aNewIdentityMayNameAnAttributeTheReleaseAddsOrNone() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path()
+        try await Self.seed(path)
+        let v2 = try Self.schema { entities in
+            entities[2].attributes.append(Attribute("slug", .string))
+            entities[2].identity = ["slug"]
+            entities[1].identity = []
+        }
+        let store = try SQLiteStore(path: path)
+        try store.prepare(for: v2, migrations: [SchemaMigration("2", [
+            .changeIdentity(entity: "Label", to: ["slug"]),
+            .changeIdentity(entity: "Repo", to: []),
+        ])])
+        try await store.write { writer in
+            try writer.insert("Label", values: ["id": .int(1), "slug": .string("bug")])
+            #expect(throws: StoreError.self) { try writer.insert("Label", values: ["slug": .string("bug")]) }
+            try writer.insert("Repo", values: ["id": .int(1)])  // no identity: a second Repo 1
+        }
+        #expect(try await store.read { try $0.count(Query("Repo")) } == 4)
+        #expect(try await store.read { try $0.count(Query("Label")) } == 4)
+    }
 }
