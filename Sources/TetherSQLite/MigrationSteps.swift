@@ -65,22 +65,16 @@ struct MigrationRunner {
     }
 
     /// Refuses a step on `entity` while Tether's own records (the outbox's unsent changes, pending
-    /// references) name it: they would be left naming what the step renames or re-keys.
-    /// `linked`: also when they link the entity's objects to others' (a rename of the entity);
-    /// `outbox`: the outbox's entries (a rename rewrites them instead); `pending`: the pending
+    /// references) name it: they would be left naming what the step re-keys or holding values of
+    /// the old type. `outbox`: the outbox's entries (a rename rewrites them instead); `pending`: the pending
     /// references (which name objects by entity and identity values).
-    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String, linked: Bool = false,
-                                  outbox: Bool = true, pending: Bool = true) throws {
+    private func checkBookkeeping(_ entity: String, _ step: MigrationStep, _ migration: String, outbox: Bool = true, pending: Bool = true) throws {
         for mentions in TetherBookkeeping.mentions where layout.entities.contains(where: { $0.name == mentions.entity })
             && (mentions.entity == TetherBookkeeping.outboxEntity ? outbox : pending) {
             let key = entity + "\u{1F}"
-            let json = String(decoding: JSON.string(entity).serialized(), as: UTF8.self)
-            let texts = linked ? mentions.json : []
             let conditions = mentions.names.map { "\(quote($0)) = ?" } + mentions.keys.map { "substr(\(quote($0)), 1, ?) = ?" }
-                + texts.map { "instr(\(quote($0)), ?) > 0" }
             let arguments = mentions.names.map { _ in SQLValue.text(entity) }
                 + mentions.keys.flatMap { _ in [SQLValue.int(Int64(key.unicodeScalars.count)), .text(key)] }
-                + texts.map { _ in SQLValue.text(json) }
             guard !conditions.isEmpty, try tableExists(mentions.entity) else { continue }
             let count = try connection.query("SELECT count(*) FROM \(quote(mentions.entity)) WHERE \(conditions.joined(separator: " OR "))",
                                              arguments) { $0.int(0) }.first ?? 0
@@ -91,26 +85,37 @@ struct MigrationRunner {
         }
     }
 
-    /// Applies `rename` to the outbox's entries (what they change, their keys, the local values
-    /// they keep), so that they are sent under the new names.
-    private func rewriteOutbox(_ rename: TetherBookkeeping.Rename) throws {
-        let table = TetherBookkeeping.outboxEntity
+    /// Applies `rename` to Tether's own records: the outbox's entries (what they change, their
+    /// keys, the local values they keep), so that they are sent under the new names, and the
+    /// pending references, so that a later import links them under the new names.
+    private func rewriteBookkeeping(_ rename: TetherBookkeeping.Rename) throws {
+        try rewrite(TetherBookkeeping.outboxEntity, TetherBookkeeping.outboxNamingAttributes) { values in
+            try TetherBookkeeping.outboxEntry(values, renaming: rename)
+        }
+        for (entity, attributes) in TetherBookkeeping.pendingNamingAttributes {
+            try rewrite(entity, attributes) { values in try TetherBookkeeping.pendingRecord(of: entity, values, renaming: rename) }
+        }
+    }
+
+    /// Updates each row of Tether's entity `table` with what `change` makes of its `attributes`
+    /// (those the file has; `row` and `sourceRow` are integers, the others text).
+    private func rewrite(_ table: String, _ attributes: [String], _ change: ([String: Value]) throws -> [String: Value]) throws {
         guard let stored = layout.entities.first(where: { $0.name == table }), try tableExists(table) else { return }
-        let columns = TetherBookkeeping.outboxNamingAttributes.filter { name in stored.attributes.contains { $0.name == name } }
+        let columns = attributes.filter { name in stored.attributes.contains { $0.name == name } }
         guard !columns.isEmpty else { return }
-        let entries = try connection.query("SELECT \"rowid\", \(columns.map(quote).joined(separator: ", ")) FROM \(quote(table))", [],
-                                           context: "reading the outbox to rename") { row -> (Int64, [String: Value]) in
+        let rows = try connection.query("SELECT \"rowid\", \(columns.map(quote).joined(separator: ", ")) FROM \(quote(table))", [],
+                                        context: "reading \(table) to rename") { row -> (Int64, [String: Value]) in
             var values: [String: Value] = [:]
             for (i, name) in columns.enumerated() {
-                values[name] = Codec.decode(row, i + 1, as: name == "row" ? .int64 : .string)
+                values[name] = Codec.decode(row, i + 1, as: name == "row" || name == "sourceRow" ? .int64 : .string)
             }
             return (row.int(0), values)
         }
-        for (row, values) in entries {
-            let changed = try TetherBookkeeping.outboxEntry(values, renaming: rename).sorted { $0.key < $1.key }
+        for (row, values) in rows {
+            let changed = try change(values).sorted { $0.key < $1.key }
             guard !changed.isEmpty else { continue }
             try connection.run("UPDATE \(quote(table)) SET \(changed.map { "\(quote($0.key)) = ?" }.joined(separator: ", ")) WHERE \"rowid\" = ?",
-                               changed.map { Codec.encode($0.value, as: .string) } + [.int(row)], context: "renaming in the outbox")
+                               changed.map { Codec.encode($0.value, as: .string) } + [.int(row)], context: "renaming in \(table)")
         }
     }
 
@@ -164,8 +169,7 @@ struct MigrationRunner {
             || layout.linkSets.contains(where: { $0.table.lowercased() == lower }) {
             throw failure(step, migration, "the file already has a table named like \(to) (or the name is reserved)")
         }
-        try checkBookkeeping(from, step, migration, linked: true, outbox: false)
-        try rewriteOutbox(.entity(from: from, to: to))
+        try rewriteBookkeeping(.entity(from: from, to: to))
         try exec("ALTER TABLE \(quote(from)) RENAME TO \(quote(to))")
         let identity = layout.entities[index].identity
         if !identity.isEmpty && !reindex.contains(from) {
@@ -203,7 +207,7 @@ struct MigrationRunner {
             throw failure(step, migration, "\(entity) already has a member or column named like \(to)")
         }
         // Pending references name objects by identity values, never by attribute.
-        try rewriteOutbox(.property(entity: entity, from: from, to: to))
+        try rewriteBookkeeping(.property(entity: entity, from: from, to: to))
         try exec("ALTER TABLE \(quote(entity)) RENAME COLUMN \(quote(from)) TO \(quote(to))")
         layout.entities[index].attributes[a].name = to
         layout.entities[index].identity = layout.entities[index].identity.map { $0 == from ? to : $0 }
@@ -232,8 +236,7 @@ struct MigrationRunner {
         if to.isEmpty || (from.lowercased() != to.lowercased() && (columns(of: entity).contains(to.lowercased()) || members(of: entity).contains(to.lowercased()))) {
             throw failure(step, migration, "\(entity) already has a member or column named like \(to)")
         }
-        try checkBookkeeping(entity, step, migration, outbox: false)
-        try rewriteOutbox(.property(entity: entity, from: from, to: to))
+        try rewriteBookkeeping(.property(entity: entity, from: from, to: to))
         var set = layout.linkSets[i]
         let sideA = set.a.entity == entity && set.a.relationship == from
         if sideA {

@@ -444,23 +444,37 @@ import TetherSQLite
         #expect(update[3].contains(#""handle":["s","ada"]"#) && !update[3].contains("login"), "\(update[3])")
         #expect(update[3].contains(#""repositories":[["Repository",1]]"#), "\(update[3])")
         #expect(entries["l|Repository|1|author|User|1"]?.prefix(3) == ["Repository", "author", "User"])
-        // A rename of an entity that pending references name waits for them.
+        // Renames rewrite the pending references too; an identity change waits for them.
         try await store.writeSQL { db in
-            try db.execute(#"INSERT INTO "_TetherPendingTarget" ("key", "references") VALUES ('Label' || char(31) || 'i9', '[]')"#)
+            try db.execute(#"INSERT INTO "_TetherPendingTarget" ("key", "references") VALUES ('Label' || char(31) || 'i9', '[["Repository","1","labels","0"]]')"#)
+            try db.execute(#"INSERT INTO "_TetherPendingSource" ("key", "targets") VALUES ('Repository' || char(31) || '1' || char(31) || 'labels', '[["Label\u001fi9"]]')"#)
         }
         store.close()
         let v3 = try Schema(v2.entities.map { entity in
             var entity = entity
-            if entity.name == "Label" { entity.name = "Tag" }
-            for i in entity.relationships.indices where entity.relationships[i].destination == "Label" { entity.relationships[i].destination = "Tag" }
+            if entity.name == "Label" { entity.name = "Tag"; entity.relationships[0].inverse = "tags" }
+            if entity.name == "Repository" { entity.relationships[1] = .toMany("tags", "Tag", inverse: "repos", ordered: true) }
             return entity
         })
         #expect {
-            _ = try Client.Builder(schema: v3).store(try SQLiteStore(path: path))
-                .migrations([SchemaMigration("3-tag", [.renameEntity(from: "Label", to: "Tag")])]).build()
+            _ = try Client.Builder(schema: v2).store(try SQLiteStore(path: path))
+                .migrations([SchemaMigration("3-name", [.changeIdentity(entity: "Label", to: ["name"])])]).build()
         } throws: { error in
-            (error as? ConfigurationError)?.message.contains("pending references (_TetherPendingTarget) name Label") == true
+            (error as? ConfigurationError)?.message.contains("1 of Tether's pending references (_TetherPendingTarget) name Label") == true
         }
+        let renamed = try SQLiteStore(path: path)
+        _ = try Client.Builder(schema: v3).store(renamed).migrations([SchemaMigration("3-tag", [
+            .renameEntity(from: "Label", to: "Tag"),
+            .renameRelationship(entity: "Repository", from: "labels", to: "tags"),
+        ])]).build()
+        let pending = try await renamed.readSQL { db in
+            try db.rows(#"SELECT "key", "references" AS "list" FROM "_TetherPendingTarget" UNION ALL SELECT "key", "targets" FROM "_TetherPendingSource""#)
+                .map { row -> String in
+                    guard case .string(let key)? = row["key"], case .string(let list)? = row["list"] else { return "?" }
+                    return key.replacingOccurrences(of: "\u{1F}", with: "|") + " " + list.replacingOccurrences(of: "\u{1F}", with: "|")
+                }
+        }
+        #expect(pending == [#"Tag|i9 [["Repository","1","tags","0"]]"#, #"Repository|1|tags [["Tag\u001fi9"]]"#], "\(pending)")
     }
 
     @Test func identityAttributesCanBeRenamedAndRetyped() async throws {

@@ -28,14 +28,11 @@ package enum TetherBookkeeping {
         package let names: [String]
         /// Attributes whose value begins with an entity's name and U+001F.
         package let keys: [String]
-        /// Attributes whose JSON text may name an entity's objects (as `["Entity", row]`): they
-        /// name it when they hold the entity's name as a JSON string.
-        package var json: [String] = []
     }
 
     /// Tether's entities that name the model's entities: the outbox and the pending references.
     package static let mentions = [
-        Mentions(entity: OutboxStorage.entityName, names: ["entity", "targetEntity"], keys: [], json: ["local"]),
+        Mentions(entity: OutboxStorage.entityName, names: ["entity", "targetEntity"], keys: []),
         Mentions(entity: PendingReferences.targetEntityName, names: [], keys: ["key"]),
         Mentions(entity: PendingReferences.sourceEntityName, names: [], keys: ["key"]),
         Mentions(entity: PendingReferences.legacyEntityName, names: ["sourceEntity", "targetEntity"], keys: []),
