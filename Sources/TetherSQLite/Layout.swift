@@ -47,6 +47,10 @@ struct StoredLayout: Codable, Sendable, Equatable {
     var format: Int = StoredLayout.currentFormat
     var entities: [StoredEntity] = []
     var linkSets: [StoredLinkSet] = []
+    /// The identifiers of the ``SchemaMigration``s applied to the file (or recorded as applied
+    /// when it was created), oldest first; absent from records written before migration steps
+    /// (none applied) and while there are none.
+    var appliedMigrations: [String]?
 }
 
 /// How a join table (columns `a`, `b`, `a_pos`, `b_pos`) is keyed, from which of its sides keep
@@ -109,7 +113,7 @@ enum JoinShape: Hashable {
         return "CREATE TABLE \(quote(table)) (\"a\" INTEGER NOT NULL, \"b\" INTEGER NOT NULL, \"a_pos\" INTEGER NOT NULL, \"b_pos\" INTEGER NOT NULL, PRIMARY KEY (\(key))) WITHOUT ROWID"
     }
 
-    private func indexes(_ table: String) -> [String] {
+    func indexes(_ table: String) -> [String] {
         let index = quote("_tether_join_" + table)
         return switch self {
         case .unordered: ["CREATE INDEX \(index) ON \(quote(table)) (\"b\", \"a\")"]

@@ -153,7 +153,19 @@ public final class SQLiteStore: Store {
 
     // MARK: Store
 
+    /// Creates the tables of `schema`, or migrates the file's tables to it additively (see
+    /// ``prepare(for:migrations:)``).
     public func prepare(for schema: Schema) throws {
+        try prepare(for: schema, migrations: [])
+    }
+
+    /// Applies the `migrations` the file has not applied yet, in order, then creates what
+    /// `schema` adds, in one transaction; records the applied migrations' identifiers in the
+    /// file. A file created now is in the schema's shape: every migration is recorded as
+    /// applied without running. Any failure (a value that does not convert, a duplicate
+    /// identity, a name that is taken) rolls everything back: the file is left as it was.
+    public func prepare(for schema: Schema, migrations: [SchemaMigration]) throws {
+        try SchemaMigration.validate(migrations)
         let resolved = try writer.withLock { connection throws -> Layout in
             guard let connection else { throw closedError() }
             // A migration changes what the file holds: versions taken before it are not current.
@@ -162,8 +174,17 @@ public final class SQLiteStore: Store {
             try connection.exec(readOnly ? "BEGIN" : "BEGIN IMMEDIATE", "starting the schema migration")
             do {
                 let stored = try Self.readLayout(connection)
-                var planner = MigrationPlanner(stored: stored, schema: schema)
+                let applied = stored == nil ? [] : stored?.appliedMigrations ?? []
+                let pending = stored == nil ? [] : migrations.filter { !applied.contains($0.id) }
+                if readOnly, let first = pending.first {
+                    throw StoreError(.storage, "the database \(connection.path) is read-only; cannot apply the schema migration '\(first.id)'")
+                }
+                var runner = stored.map { MigrationRunner(connection: connection, layout: $0, schema: schema) }
+                for migration in pending { try runner?.apply(migration) }
+                var planner = MigrationPlanner(stored: runner?.layout ?? stored, schema: schema)
                 try planner.plan()
+                let recorded = applied + (stored == nil ? migrations : pending).map(\.id)
+                if !recorded.isEmpty { planner.layout.appliedMigrations = recorded }
                 if planner.layout != stored && !(readOnly && planner.onlyUpgradesFormat(of: stored)) {
                     if readOnly {
                         throw StoreError(.storage, "the database \(connection.path) is read-only; cannot create or migrate its tables for this schema")
@@ -172,6 +193,7 @@ public final class SQLiteStore: Store {
                         try connection.exec("CREATE TABLE \(quote(StoredLayout.metadataTable)) (\"key\" TEXT PRIMARY KEY, \"value\" TEXT NOT NULL)", "creating the metadata table")
                     }
                     for statement in planner.ddl { try connection.exec(statement, "migrating the schema (\(statement))") }
+                    try runner?.finish(planner.layout)
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.sortedKeys]
                     let json = String(decoding: try encoder.encode(planner.layout), as: UTF8.self)
@@ -301,7 +323,8 @@ public final class SQLiteStore: Store {
 }
 
 extension Client.Builder {
-    /// Stores objects in the SQLite file at `path` (created if needed, migrated additively).
+    /// Stores objects in the SQLite file at `path` (created if needed, migrated additively and by
+    /// the builder's declared migrations).
     ///
     /// ```swift
     /// let client = try Client.Builder(schema: schema).sqlite(path: "github.sqlite").build()

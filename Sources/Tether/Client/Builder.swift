@@ -54,6 +54,9 @@ extension Client {
         /// Whether writes send at once or go through the outbox (``writes(_:)``;
         /// ``WriteMode/immediate`` by default).
         public var writeMode: WriteMode = .immediate
+        /// The schema migrations, oldest first, that the store applies before preparing for the
+        /// schema (``migrations(_:)``).
+        public var migrations: [SchemaMigration] = []
         /// The layouts of the model types probed by ``init(models:entities:)``.
         var modelLayouts = ModelLayoutCache()
         /// The handlers added with ``onEvent(_:)``.
@@ -115,6 +118,11 @@ extension Client {
         /// objects in a file. `build()` prepares it with the schema and throws a
         /// ``ConfigurationError`` (`.store`) when its stored data cannot follow the schema.
         public func store(_ store: some Store) -> Self { with { $0.store = store } }
+        /// Declares the schema migrations, oldest first: the steps that bring data stored by an
+        /// earlier release to this schema (renames, type and identity changes). `build()` has the
+        /// store apply those it has not applied yet, once per file, with the schema's additions, in
+        /// one transaction; a store that does not apply steps refuses them (see Docs/Stores.md).
+        public func migrations(_ migrations: [SchemaMigration]) -> Self { with { $0.migrations = migrations } }
         /// The default transport for every entity.
         public func transport(_ transport: some Transport) -> Self { with { $0.transport = transport } }
         /// A transport for one entity, overriding the default.
@@ -189,7 +197,7 @@ extension Client {
             try remote.validate(schema: resolved, mapping: mapping, naming: naming)
             do {
                 // Tether's own entities (pending references, the outbox) go into the store beside the model's.
-                try store.prepare(for: resolved.addingTetherEntities())
+                try store.prepare(for: resolved.addingTetherEntities(), migrations: migrations)
             } catch let error as SchemaError {
                 throw ConfigurationError(.invalidIdentity, entity: error.entity, member: error.member, error.message)
             } catch let error as StoreError {

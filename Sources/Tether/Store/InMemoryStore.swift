@@ -41,6 +41,14 @@ public final class InMemoryStore: Store {
         }
     }
 
+    /// Prepares the store for `schema`, applying no migration step: an in-memory store holds
+    /// nothing from an earlier launch, so it starts in the schema's shape (the steps are only
+    /// checked for repeated identifiers).
+    public func prepare(for schema: Schema, migrations: [SchemaMigration]) throws {
+        try SchemaMigration.validate(migrations)
+        try prepare(for: schema)
+    }
+
     public func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T {
         let snapshot = state.withLock { $0 }
         return try body(Transaction(snapshot))

@@ -24,6 +24,13 @@ public protocol Store: Sendable {
     /// Called once by ``Client/Builder/build()`` with the resolved schema, in which every entity's
     /// ``Entity/identity`` is filled in. Create or migrate storage here.
     func prepare(for schema: Schema) throws
+    /// Called by ``Client/Builder/build()`` instead of ``prepare(for:)`` with the
+    /// ``SchemaMigration``s the app declared (oldest first): apply each migration the storage has
+    /// not applied yet, then prepare for `schema`, all or nothing (see Docs/Stores.md,
+    /// "Migrations"). The default implementation applies none: it calls ``prepare(for:)`` when
+    /// `migrations` is empty, and otherwise throws a ``StoreError/Kind/incompatibleSchema`` error
+    /// naming the first step, so that a store that does not honour steps never ignores them.
+    func prepare(for schema: Schema, migrations: [SchemaMigration]) throws
     /// Runs `body` with a consistent view of the store. Reads may run while a write is in progress
     /// and see the last committed state.
     func read<T: Sendable>(_ body: @Sendable (any StoreReader) throws -> T) async throws -> T
@@ -32,6 +39,19 @@ public protocol Store: Sendable {
     func write<T: Sendable>(_ body: @Sendable (any StoreWriter) throws -> T) async throws -> T
     /// A stream of the changes of every transaction committed after the call.
     func changes() -> AsyncStream<ChangeSet>
+}
+
+extension Store {
+    /// Refuses migration steps (this store does not apply them) and prepares for `schema` when
+    /// there are none.
+    public func prepare(for schema: Schema, migrations: [SchemaMigration]) throws {
+        try SchemaMigration.validate(migrations)
+        if let migration = migrations.first(where: { !$0.steps.isEmpty }), let step = migration.steps.first {
+            throw StoreError(.incompatibleSchema, entity: step.entity, member: step.member,
+                             "\(type(of: self)) does not apply schema migration steps: migration '\(migration.id)' (\(step)) was not applied; the store was left untouched")
+        }
+        try prepare(for: schema)
+    }
 }
 
 /// Reading inside ``Store/read(_:)`` or ``Store/write(_:)``. Not to be kept after the body returns.
