@@ -90,7 +90,9 @@ extension Client {
                 func describe<M: EntityModel>(_ type: M.Type) throws {
                     let layout = try layouts.layout(of: M.self)
                     let overrides = try layout.keyOverrides()
-                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty || !overrides.ignoringNull.isEmpty {
+                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty || !overrides.ignoringNull.isEmpty
+                        || !overrides.dateFormats.isEmpty
+                    {
                         keyMappings.append(overrides)
                     }
                     let readOnly = try layout.readOnlyNames()
@@ -240,6 +242,10 @@ extension Client {
                     let name = attributes[index].name
                     attributes[index].fallbackKeyPaths = fallbacks(name)
                     attributes[index].ignoresNull = keyMappings.contains { $0.ignoresNull(for: name, in: entity.name) }
+                    attributes[index].dateDecoding = keyMappings.lazy.compactMap { $0.dateDecoding(for: name, in: entity.name) }.first
+                    if let decoding = attributes[index].dateDecoding {
+                        try KeyOverrides.checkDateAttribute(entity.name, name, decoding, in: schema)
+                    }
                 }
                 var seen: [JSONKeyPath: String] = [:]
                 for (name, path) in attributes.map({ ($0.name, $0.keyPath) }) + relationships.map({ ($0.name, $0.keyPath) }) {
