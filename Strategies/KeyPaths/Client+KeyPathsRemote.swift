@@ -3,14 +3,14 @@ public import Tether
 /// Typed remote operations for key-path mappings: fetch from a URL, create and save.
 ///
 /// Each routes through the core operation of the same name on the mapping's entity (the models
-/// become values with ``KeyPathMapping/values(of:)``, objects become models as ``Client/models(_:as:depth:)``
+/// become values with ``KeyPathMapping/values(of:)``, objects become models as `client.models(_:as:depth:)`
 /// makes them), so URLs, request hooks, document formats, read-only properties, change tracking
 /// and the outbox behave exactly as they do for `create(_:values:)` and `save(_:)`. Relationships
 /// are read into models but not written from them: link objects with `relationship(_:of:)` or
 /// `create(_:values:related:)`.
 extension Client {
     /// GETs the list at `template` (every page), imports it as `mapping`'s entity and returns
-    /// its models in the order of the list (``Client/fetchObjects(_:from:for:options:)``).
+    /// its models in the order of the list (`client.fetchObjects(_:from:for:options:)`).
     public func fetch<Model>(
         _ mapping: KeyPathMapping<Model>, from template: URLTemplate, for source: ObjectID? = nil,
         options: ImportOptions? = nil, depth: Int = 1
@@ -21,7 +21,7 @@ extension Client {
     }
 
     /// GETs one object at `template`, imports it as `mapping`'s entity and returns its model
-    /// (``Client/fetchObject(_:from:for:)``).
+    /// (`client.fetchObject(_:from:for:)`).
     public func fetchModel<Model>(
         _ mapping: KeyPathMapping<Model>, from template: URLTemplate, for source: ObjectID? = nil, depth: Int = 1
     ) async throws -> Model {
@@ -32,7 +32,7 @@ extension Client {
 
     /// POSTs a new object with `model`'s mapped values (``KeyPathMapping/values(of:)``: an
     /// identity still at the default instance's value is left out) and returns the model of what
-    /// the server answered (``Client/create(_:values:related:options:)``).
+    /// the server answered (`client.create(_:values:related:options:)`).
     @discardableResult
     public func create<Model>(
         _ model: Model, as mapping: KeyPathMapping<Model>, options: ExportOptions = ExportOptions(), depth: Int = 1
@@ -43,7 +43,7 @@ extension Client {
     }
 
     /// Writes `model`'s mapped attributes into the stored object with its identity (a mapped
-    /// attribute the model leaves unset is cleared), then saves it (``Client/save(_:options:)``:
+    /// attribute the model leaves unset is cleared), then saves it (`client.save(_:options:)`:
     /// a `PATCH` sends only what changed) and returns the model of the answer. A model whose
     /// identity names no stored object is a ``KeyPathMappingError`` (`.notStored`); nothing is sent.
     @discardableResult

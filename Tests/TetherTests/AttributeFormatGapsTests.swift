@@ -75,6 +75,19 @@ private func utc(_ year: Int, _ month: Int, _ day: Int) -> Date {
         #expect(error?.entity == "Person")
     }
 
+    @Test func dateFormatsOnATypedPropertyThatHoldsNoDatesAreRefusedWhenTheClientIsBuilt() throws {
+        struct Broken: EntityModel {
+            var id: Int64
+            var name: String
+            static func describe(_ model: inout ModelDescription<Self>) {
+                model.dateFormats(\.name, .format("yyyy-MM-dd"))
+            }
+        }
+        let error = #expect(throws: ConfigurationError.self) { _ = try Client.Builder(models: [Broken.self]).build() }
+        #expect(error?.kind == .invalidDateFormats)
+        #expect(error?.entity == "Broken" && error?.member == "name")
+    }
+
     @Test func requestBodiesAndURLsWriteEachAttributeInItsOwnFormat() async throws {
         let stub = StubTransport()
         stub.on(.post, "/people/born/1990-05-17", json: ["id": 1, "birthday": "1990-05-17", "created": 1_700_000_000])

@@ -540,7 +540,7 @@ struct BatchMapper<V: ImportValue> {
                 setLink(slot, relationship, position, destination, .init(.identity(key)), byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
-                           "expected \(toMany ? "an array of ids of \(destination.name)" : referenceShape(destination)), found \(reference.typeName) \(reference.materialize())")
+                           "expected \(toMany ? "an array of references to \(destination.name) (each \(referenceShape(destination)))" : referenceShape(destination)), found \(reference.typeName)")
             }
         }
     }

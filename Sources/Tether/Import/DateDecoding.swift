@@ -63,7 +63,7 @@ public struct DateFormat: Sendable, Hashable {
 
     /// Whether two formats are the same format (see the type's summary).
     public static func == (lhs: DateFormat, rhs: DateFormat) -> Bool { lhs.identifier == rhs.identifier }
-    /// Hashes what the format is, as ``==(_:_:)`` compares it.
+    /// Hashes what the format is, as `==` compares it.
     public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 
     /// A format of your own: `parse` reads a JSON value (nil when it is not of this format), and
