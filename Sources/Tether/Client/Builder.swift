@@ -128,7 +128,9 @@ extension Client {
         /// kept). Templates starting with `http://` or `https://` ignore it.
         public func baseURL(_ url: URL) -> Self { with { $0.baseURL = url } }
         /// Sets how date attributes are read from JSON (formats tried in order) and written in
-        /// request bodies: `DateDecoding([.format("yyyy-MM-dd HH:mm"), .secondsSince1970])`.
+        /// request bodies: `DateDecoding([.format("yyyy-MM-dd HH:mm"), .secondsSince1970])`. An
+        /// attribute with formats of its own (``KeyMapping/dateDecoding(for:in:)``,
+        /// ``ModelDescription/dateFormats(_:_:)``) uses those instead.
         public func dateDecoding(_ decoding: DateDecoding) -> Self { with { $0.dateDecoding = decoding } }
         /// Registers the transformer used by attributes of type `.transformable(name)`.
         public func transformer(_ transformer: some AttributeTransformer, named name: String) -> Self {
