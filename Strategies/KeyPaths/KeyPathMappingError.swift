@@ -18,6 +18,8 @@ public struct KeyPathMappingError: Error, Hashable, Sendable, CustomStringConver
         public static let unmappedKeyPath = Kind("unmappedKeyPath")
         /// The client's schema does not have the mapping's entity.
         public static let unknownEntity = Kind("unknownEntity")
+        /// A model to save whose identity is unset or names no stored object.
+        public static let notStored = Kind("notStored")
         public var description: String { name }
     }
 

@@ -93,7 +93,9 @@ extension Client {
                 func describe<M: EntityModel>(_ type: M.Type) throws {
                     let layout = try layouts.layout(of: M.self)
                     let overrides = try layout.keyOverrides()
-                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty || !overrides.ignoringNull.isEmpty {
+                    if !overrides.table.isEmpty || !overrides.foreignKeys.isEmpty || !overrides.fallbacks.isEmpty || !overrides.ignoringNull.isEmpty
+                        || !overrides.dateFormats.isEmpty
+                    {
                         keyMappings.append(overrides)
                     }
                     let readOnly = try layout.readOnlyNames()
@@ -134,7 +136,9 @@ extension Client {
         /// kept). Templates starting with `http://` or `https://` ignore it.
         public func baseURL(_ url: URL) -> Self { with { $0.baseURL = url } }
         /// Sets how date attributes are read from JSON (formats tried in order) and written in
-        /// request bodies: `DateDecoding([.format("yyyy-MM-dd HH:mm"), .secondsSince1970])`.
+        /// request bodies: `DateDecoding([.format("yyyy-MM-dd HH:mm"), .secondsSince1970])`. An
+        /// attribute with formats of its own (``KeyMapping/dateDecoding(for:in:)``,
+        /// ``ModelDescription/dateFormats(_:_:)``) uses those instead.
         public func dateDecoding(_ decoding: DateDecoding) -> Self { with { $0.dateDecoding = decoding } }
         /// Registers the transformer used by attributes of type `.transformable(name)`.
         public func transformer(_ transformer: some AttributeTransformer, named name: String) -> Self {
@@ -248,6 +252,10 @@ extension Client {
                     let name = attributes[index].name
                     attributes[index].fallbackKeyPaths = fallbacks(name)
                     attributes[index].ignoresNull = keyMappings.contains { $0.ignoresNull(for: name, in: entity.name) }
+                    attributes[index].dateDecoding = keyMappings.lazy.compactMap { $0.dateDecoding(for: name, in: entity.name) }.first
+                    if let decoding = attributes[index].dateDecoding {
+                        try KeyOverrides.checkDateAttribute(entity.name, name, decoding, in: schema)
+                    }
                 }
                 var seen: [JSONKeyPath: String] = [:]
                 for (name, path) in attributes.map({ ($0.name, $0.keyPath) }) + relationships.map({ ($0.name, $0.keyPath) }) {

@@ -386,7 +386,7 @@ public final class Client: Sendable {
             case .bool(let b): .bool(b)
             default: nil
             }
-            guard let json, let converted = importer.identityValue(json, for: attribute.attribute) else {
+            guard let json, let converted = importer.identityValue(json, for: attribute) else {
                 throw StoreError(.typeMismatch, entity: entity, member: attribute.name,
                                  "\(value) cannot be the \(attribute.type) identity '\(attribute.name)' of \(entity)")
             }

@@ -26,6 +26,9 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
         public static let invalidURL = Kind("invalidURL")
         /// Two properties of an entity map to one JSON key, or one entity is mapped twice.
         public static let conflictingKeys = Kind("conflictingKeys")
+        /// Date formats are given for an attribute that holds no dates, or the list is empty
+        /// (``KeyOverrides/dateFormats``, ``ModelDescription/dateFormats(_:_:)``).
+        public static let invalidDateFormats = Kind("invalidDateFormats")
         /// A schema that cannot be used, for checks of your own; Tether reports its schema's
         /// problems as ``invalidIdentity`` (and ``Schema`` throws ``SchemaError``s).
         public static let schema = Kind("schema")

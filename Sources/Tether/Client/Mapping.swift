@@ -56,6 +56,9 @@ public struct AttributeMapping: Sendable, Hashable {
     /// Whether an import leaves the stored value as it is when the payload gives `null`
     /// (``KeyMapping/ignoresNull(for:in:)``); false: `null` clears it.
     public internal(set) var ignoresNull = false
+    /// The attribute's own date formats (``KeyMapping/dateDecoding(for:in:)``), read by imports
+    /// and written in request bodies and URLs; nil: the client's ``Client/dateDecoding``.
+    public internal(set) var dateDecoding: DateDecoding? = nil
     /// The attribute's model name (`fullName`).
     public var name: String { attribute.name }
     /// The attribute's type, which JSON values are converted to.

@@ -80,6 +80,6 @@ extension Client {
     /// The identity of an object as JSON (its single identity attribute's value), or nil.
     func identityJSON(of entity: String, values: [String: Value]) -> JSON? {
         guard let identity = mapping[entity]?.identity, identity.count == 1, let value = values[identity[0].name] else { return nil }
-        return JSONExport.json(value, identity[0].attribute, dateDecoding: dateDecoding, transformers: transformers)
+        return json(value, of: identity[0])
     }
 }

@@ -361,7 +361,7 @@ struct BatchMapper<V: ImportValue> {
                 given.insert(position)
                 continue
             }
-            switch importer.value(json, plan.directKinds[position], for: entity.attributes[position].attribute) {
+            switch importer.value(json, plan.directKinds[position], for: entity.attributes[position].attribute, dates: entity.attributes[position].dateDecoding) {
             case .success(let value):
                 batch.values[start + position] = value
                 given.insert(position)
@@ -531,7 +531,7 @@ struct BatchMapper<V: ImportValue> {
                     path.append(.index(i))
                     defer { path.removeLast() }
                     try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
-                               "expected an id of \(destination.name), found \(element.typeName) \(element.materialize())")
+                               "expected \(referenceShape(destination)), found \(element.typeName) \(element.materialize())")
                 }
             }
             setLink(slot, relationship, position, destination, .init(keys), byReference: !keys.isEmpty)
@@ -540,7 +540,7 @@ struct BatchMapper<V: ImportValue> {
                 setLink(slot, relationship, position, destination, .init(.identity(key)), byReference: true)
             } else {
                 try report(entity, relationship.name, .invalidRelationship, .valueSkipped,
-                           "expected \(toMany ? "an array of ids" : "an id") of \(destination.name), found \(reference.typeName)")
+                           "expected \(toMany ? "an array of references to \(destination.name) (each \(referenceShape(destination)))" : referenceShape(destination)), found \(reference.typeName)")
             }
         }
     }
@@ -608,23 +608,48 @@ struct BatchMapper<V: ImportValue> {
         let identity = plan.mapping.identity
         if identity.count == 1 {
             guard let json = value(of: plan.identityFields[0], base) ?? fallback(plan.identityFallbacks[0], base), !json.isNull,
-                let value = importer.identityValue(json.materialize(), for: identity[0].attribute)
+                let value = importer.identityValue(json.materialize(), for: identity[0])
             else { return nil }
             return IdentityKey(value)
         }
         var values: [Value] = []
         for (k, attribute) in identity.enumerated() {
             guard let json = value(of: plan.identityFields[k], base) ?? fallback(plan.identityFallbacks[k], base), !json.isNull,
-                let value = importer.identityValue(json.materialize(), for: attribute.attribute)
+                let value = importer.identityValue(json.materialize(), for: attribute)
             else { return nil }
             values.append(value)
         }
         return IdentityKey(values)
     }
 
-    /// The identity a scalar id names in `destination` (single-attribute identities only).
+    /// The identity a reference names in `destination`: a scalar id for a single identity, an
+    /// object holding each identity attribute at its key path for a composite one
+    /// (`{"owner": "octocat", "name": "hello"}` under `repository_id`).
     private func referenceKey(_ json: V, _ destination: EntityPlan) -> IdentityKey? {
-        guard destination.mapping.identity.count == 1, !json.isObject, !json.isArray, !json.isNull else { return nil }
-        return importer.identityValue(json.materialize(), for: destination.mapping.identity[0].attribute).map(IdentityKey.init)
+        let identity = destination.mapping.identity
+        if identity.count > 1 {
+            guard json.isObject else { return nil }
+            var values: [Value] = []
+            values.reserveCapacity(identity.count)
+            for (k, attribute) in identity.enumerated() {
+                guard let member = lookup(json, destination.identityKeys[k]), !member.isNull,
+                    let value = importer.identityValue(member.materialize(), for: attribute)
+                else { return nil }
+                values.append(value)
+            }
+            return IdentityKey(values)
+        }
+        guard identity.count == 1, !json.isObject, !json.isArray, !json.isNull else { return nil }
+        return importer.identityValue(json.materialize(), for: identity[0]).map(IdentityKey.init)
+    }
+
+    /// What a reference to `destination` is, for messages: "an id of User", or for a composite
+    /// identity "an object with Repository's identity (owner, name)".
+    private func referenceShape(_ destination: EntityPlan) -> String {
+        let identity = destination.mapping.identity
+        if identity.count > 1 {
+            return "an object with \(destination.name)'s identity (\(identity.map { "'\($0.keyPath)'" }.joined(separator: ", ")))"
+        }
+        return "an id of \(destination.name)"
     }
 }

@@ -6,12 +6,12 @@ extension Importer {
     /// integer ranges, lossless coercion when the import allows it), or the JSON as it is. An
     /// element that does not convert rejects the whole value, naming the element: nothing of it
     /// is kept in part.
-    func collectionValue(_ json: JSON, for attribute: Attribute) -> Result<Value, Rejection> {
+    func collectionValue(_ json: JSON, for attribute: Attribute, dates: DateDecoding?) -> Result<Value, Rejection> {
         func element(_ json: JSON, _ type: AttributeType, _ place: String) -> Result<Value, Rejection> {
             if json.isNull {
                 return .failure(Rejection(.invalidValue, "\(place) is null; an element of \(attribute.type) is a value"))
             }
-            switch value(json, for: Attribute(attribute.name, type)) {
+            switch value(json, for: Attribute(attribute.name, type), dates: dates) {
             case .success(let value): return .success(value)
             case .failure(let rejection): return .failure(Rejection(rejection.problem, "\(place): \(rejection.message)"))
             }

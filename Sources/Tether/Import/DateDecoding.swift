@@ -6,7 +6,7 @@ import Synchronization
 /// ```swift
 /// builder.dateDecoding(DateDecoding([.iso8601, .format("yyyy-MM-dd HH:mm"), .secondsSince1970]))
 /// ```
-public struct DateDecoding: Sendable {
+public struct DateDecoding: Sendable, Hashable {
     /// The formats, in order: reading takes the first that accepts a value; writing uses the
     /// first that writes (``json(from:)``).
     public var formats: [DateFormat]
@@ -32,7 +32,7 @@ public struct DateDecoding: Sendable {
     public static let representableRange: ClosedRange<Date> =
         Date(timeIntervalSince1970: -62_135_596_800)...Date(timeIntervalSince1970: 253_402_300_799.999)
 
-    /// The JSON form of a date for request bodies: the first string format, else Unix seconds.
+    /// The JSON form of a date for request bodies: by the first format that writes, else Unix seconds.
     /// A date outside ``representableRange`` (one stored by other means than an import) is
     /// written as Unix seconds, or null when it is not finite; writing never traps.
     public func json(from date: Date) -> JSON {
@@ -49,11 +49,22 @@ public struct DateDecoding: Sendable {
 }
 
 /// One way to write a date in JSON.
-public struct DateFormat: Sendable {
+///
+/// Two formats are equal when they are the same built-in format with the same parameters
+/// (`.format("yyyy-MM-dd")` twice), or copies of one format made with ``init(parse:write:)`` or
+/// ``custom(_:)``.
+public struct DateFormat: Sendable, Hashable {
     private let parse: @Sendable (JSON) -> Date?
     private let write: @Sendable (Date) -> JSON?
     /// Parses strings with ``ISO8601`` and nothing else: the import reads such dates straight from the bytes.
     let isISO8601: Bool
+    /// What the format is: a built-in one's name and parameters, or a new identifier for one of your own.
+    private let identifier: String
+
+    /// Whether two formats are the same format (see the type's summary).
+    public static func == (lhs: DateFormat, rhs: DateFormat) -> Bool { lhs.identifier == rhs.identifier }
+    /// Hashes what the format is, as `==` compares it.
+    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 
     /// A format of your own: `parse` reads a JSON value (nil when it is not of this format), and
     /// `write` gives a date's JSON for request bodies (nil by default: a later format, or Unix
@@ -67,19 +78,26 @@ public struct DateFormat: Sendable {
     /// })
     /// ```
     public init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON? = { _ in nil }) {
-        self.init(parse: parse, write: write, isISO8601: false)
+        self.init(parse: parse, write: write, isISO8601: false, identifier: "custom " + UUID().uuidString)
     }
 
-    init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON?, isISO8601: Bool) {
+    init(parse: @escaping @Sendable (JSON) -> Date?, write: @escaping @Sendable (Date) -> JSON?, isISO8601: Bool, identifier: String) {
         self.parse = parse
         self.write = write
         self.isISO8601 = isISO8601
+        self.identifier = identifier
+    }
+
+    /// A number of seconds or milliseconds: an integer when it is whole (and exact), else a double.
+    private static func number(_ value: Double) -> JSON {
+        if value.rounded() == value, abs(value) < 9.0e15 { return .int(Int64(value)) }
+        return .double(value)
     }
 
     /// The date this format reads from `json`, or nil when `json` is not written in it.
     public func date(from json: JSON) -> Date? { parse(json) }
-    /// The JSON this format writes for `date`, or nil when it does not write dates (the number
-    /// formats and ``custom(_:)`` only read).
+    /// The JSON this format writes for `date`, or nil when it does not write dates (``custom(_:)``
+    /// and formats made without `write` only read).
     public func json(from date: Date) -> JSON? { write(date) }
 
     /// ISO 8601 / RFC 3339 date-times such as `2011-01-26T19:01:12Z`, `2011-01-26T19:01:12.123Z`
@@ -87,22 +105,26 @@ public struct DateFormat: Sendable {
     /// whole seconds, or with milliseconds or microseconds when the date has a fraction.
     public static let iso8601 = DateFormat(
         parse: { json in json.stringValue.flatMap(ISO8601.parse) },
-        write: { .string(ISO8601.format($0, fractionalSeconds: false)) }, isISO8601: true)
+        write: { .string(ISO8601.format($0, fractionalSeconds: false)) }, isISO8601: true, identifier: "iso8601")
 
     /// ISO 8601 written with milliseconds (`2011-01-26T19:01:12.000Z`); reads the same inputs as ``iso8601``.
     public static let iso8601WithFractionalSeconds = DateFormat(
         parse: { json in json.stringValue.flatMap(ISO8601.parse) },
-        write: { .string(ISO8601.format($0, fractionalSeconds: true)) }, isISO8601: true)
+        write: { .string(ISO8601.format($0, fractionalSeconds: true)) }, isISO8601: true, identifier: "iso8601WithFractionalSeconds")
 
-    /// Numbers as seconds since 1970-01-01 UTC.
-    public static let secondsSince1970 = DateFormat(parse: { json in
-        json.doubleValue.map { Date(timeIntervalSince1970: $0) }
-    })
+    /// Numbers as seconds since 1970-01-01 UTC; writes an integer when the date has no fraction
+    /// of a second (Stripe's `created`), else a double.
+    public static let secondsSince1970 = DateFormat(
+        parse: { json in json.doubleValue.map { Date(timeIntervalSince1970: $0) } },
+        write: { date in number(date.timeIntervalSince1970) }, isISO8601: false,
+        identifier: "secondsSince1970")
 
-    /// Numbers as milliseconds since 1970-01-01 UTC.
-    public static let millisecondsSince1970 = DateFormat(parse: { json in
-        json.doubleValue.map { Date(timeIntervalSince1970: $0 / 1000) }
-    })
+    /// Numbers as milliseconds since 1970-01-01 UTC; writes an integer when the date has no
+    /// fraction of a millisecond, else a double.
+    public static let millisecondsSince1970 = DateFormat(
+        parse: { json in json.doubleValue.map { Date(timeIntervalSince1970: $0 / 1000) } },
+        write: { date in number(date.timeIntervalSince1970 * 1000) }, isISO8601: false,
+        identifier: "millisecondsSince1970")
 
     /// A `DateFormatter` pattern such as `yyyy-MM-dd HH:mm:ss`, in the POSIX locale, in `timeZone` (UTC by default).
     public static func format(_ pattern: String, timeZone: TimeZone = TimeZone(identifier: "UTC")!) -> DateFormat {
@@ -116,7 +138,8 @@ public struct DateFormat: Sendable {
         let box = FormatterBox(formatter)
         return DateFormat(
             parse: { json in json.stringValue.flatMap { s in box.mutex.withLock { $0.date(from: s) } } },
-            write: { date in .string(box.mutex.withLock { $0.string(from: date) }) })
+            write: { date in .string(box.mutex.withLock { $0.string(from: date) }) }, isISO8601: false,
+            identifier: "format \(timeZone.identifier) \(pattern)")
     }
 
     /// Any conversion of your own.

@@ -100,7 +100,12 @@ final class EntityPlan: Sendable {
         let destinations = mapping.relationships.map { index[$0.relationship.destination] }
         self.destinations = destinations
         attributeNames = mapping.attributes.map(\.name)
-        directKinds = mapping.attributes.map { DirectKind($0.type) }
+        // An attribute with date formats of its own is read straight from the bytes only when
+        // its first format is ISO 8601 (and the client's is too: the fast path checks that).
+        directKinds = mapping.attributes.map { attribute in
+            if let own = attribute.dateDecoding, own.formats.first?.isISO8601 != true { return .general }
+            return DirectKind(attribute.type)
+        }
         identityPositions = mapping.identity.map { identity in mapping.attributes.firstIndex { $0.name == identity.name }! }
         var identityPositionSet = PositionSet()
         for position in identityPositions { identityPositionSet.insert(position) }

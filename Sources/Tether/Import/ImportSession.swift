@@ -559,7 +559,7 @@ final class ImportSession {
         guard try hasPending() else { return false }
         var linkedAny = false
         let storage = PendingReferences.Storage(writer: writer)
-        for plan in plans where plan.mapping.identity.count == 1 {
+        for plan in plans where !plan.mapping.identity.isEmpty {
             var inserted: [String: (id: ObjectID, slot: Int)] = [:]
             for (key, slot) in zip(batch.lookups[plan.ordinal], batch.lookupSlots[plan.ordinal]) where slot >= 0 && batch.slots[slot].inserted {
                 if let id = batch.slots[slot].id { inserted[PendingReferences.targetKey(plan.name, PendingReferences.encode(key))] = (id, slot) }

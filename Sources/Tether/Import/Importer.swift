@@ -366,35 +366,40 @@ struct Importer: Sendable {
     }
 
     /// The identity value of `json` for an identity attribute: the ``IdentityStrategy``'s, or for
-    /// a date the client's date formats (`"2011-01-26T19:01:12Z"`, Unix seconds) when the strategy
-    /// gives none.
-    func identityValue(_ json: JSON, for attribute: Attribute) -> Value? {
+    /// a date the attribute's date formats, else the client's (`"2011-01-26T19:01:12Z"`, Unix
+    /// seconds) when the strategy gives none.
+    func identityValue(_ json: JSON, for mapped: AttributeMapping) -> Value? {
+        let attribute = mapped.attribute
         if let value = identity.identityValue(from: json, for: attribute) { return value }
-        guard case .date = attribute.type, let date = dateDecoding.date(from: json), DateDecoding.representableRange.contains(date) else {
+        guard case .date = attribute.type, let date = (mapped.dateDecoding ?? dateDecoding).date(from: json), DateDecoding.representableRange.contains(date) else {
             return nil
         }
         return .date(date)
     }
 
-    /// Converts a value (not null) to the attribute's stored value.
+    /// Converts a value (not null) to the attribute's stored value; `dates` are the attribute's
+    /// own date formats (nil: the client's).
     @inline(__always)
-    func value<V: ImportValue>(_ json: V, _ kind: DirectKind, for attribute: @autoclosure () -> Attribute) -> Result<Value, Rejection> {
+    func value<V: ImportValue>(
+        _ json: V, _ kind: DirectKind, for attribute: @autoclosure () -> Attribute, dates: @autoclosure () -> DateDecoding?
+    ) -> Result<Value, Rejection> {
         if let value = json.directValue(kind, iso8601Dates: iso8601Dates) { return .success(value) }
-        return value(json.materialize(), for: attribute())
+        return value(json.materialize(), for: attribute(), dates: dates())
     }
 
-    /// Converts a JSON value (not null) to the attribute's stored value.
-    func value(_ json: JSON, for attribute: Attribute) -> Result<Value, Rejection> {
-        let converted = exactValue(json, for: attribute)
+    /// Converts a JSON value (not null) to the attribute's stored value, dates by `dates` (nil:
+    /// the client's formats).
+    func value(_ json: JSON, for attribute: Attribute, dates: DateDecoding?) -> Result<Value, Rejection> {
+        let converted = exactValue(json, for: attribute, dates: dates)
         guard options.coercion == .lossless, case .failure(let rejection) = converted, rejection.problem == .typeMismatch,
             let coerced = ValueCoercion.lossless(json, to: attribute.type)
         else { return converted }
         // Converted to the attribute's own JSON type: then checked as such (range, date formats).
-        return exactValue(coerced, for: attribute)
+        return exactValue(coerced, for: attribute, dates: dates)
     }
 
     /// Converts a JSON value (not null) of the attribute's own JSON type to its stored value.
-    private func exactValue(_ json: JSON, for attribute: Attribute) -> Result<Value, Rejection> {
+    private func exactValue(_ json: JSON, for attribute: Attribute, dates: DateDecoding?) -> Result<Value, Rejection> {
         func mismatch() -> Result<Value, Rejection> {
             .failure(Rejection(.typeMismatch, "expected \(attribute.type), found \(json.typeName) \(json)"))
         }
@@ -440,14 +445,15 @@ struct Importer: Sendable {
             if case .bool(let b) = json { return .success(.bool(b)) }
             return mismatch()
         case .date:
-            if let date = dateDecoding.date(from: json) {
+            if let date = (dates ?? dateDecoding).date(from: json) {
                 guard DateDecoding.representableRange.contains(date) else {
                     return invalid("\(json) is outside the dates Tether can store and send (years 1 to 9999)")
                 }
                 return .success(.date(date))
             }
             switch json {
-            case .string, .int, .double: return invalid("\(json) matches none of the date formats")
+            case .string, .int, .double:
+                return invalid("\(json) matches none of the \(dates == nil ? "client's" : "attribute's own") date formats")
             default: return mismatch()
             }
         case .data:
@@ -469,7 +475,7 @@ struct Importer: Sendable {
                 return invalid("transformer '\(name)' rejected \(json): \(error)")
             }
         case .array, .map, .json:
-            return collectionValue(json, for: attribute)
+            return collectionValue(json, for: attribute, dates: dates)
         }
     }
 

@@ -30,6 +30,11 @@ public protocol KeyMapping: Sendable {
     /// it as `null`, instead of clearing it (CTRESTfulCoreData's per-attribute "ignore null": a
     /// server that sends `null` for "not included in this view"). False by default: `null` clears.
     func ignoresNull(for name: String, in entity: String) -> Bool
+    /// The date formats of the attribute `name` of `entity` (a date, or an array or map of
+    /// dates), read by imports and written in request bodies and URLs instead of the client's
+    /// ``Client/Builder/dateDecoding(_:)``: a `birthday` as `yyyy-MM-dd` beside ISO 8601
+    /// timestamps. Nil by default: the client's formats.
+    func dateDecoding(for name: String, in entity: String) -> DateDecoding?
     /// Called by ``Client/Builder/build()``: throw when the mapping names an entity or property
     /// that the schema does not have.
     func validate(against schema: Schema) throws
@@ -39,6 +44,7 @@ extension KeyMapping {
     public func foreignKey(for relationship: String, in entity: String) -> String? { nil }
     public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { [] }
     public func ignoresNull(for name: String, in entity: String) -> Bool { false }
+    public func dateDecoding(for name: String, in entity: String) -> DateDecoding? { nil }
     public func validate(against schema: Schema) throws {}
 }
 
@@ -46,7 +52,8 @@ extension KeyMapping {
 ///
 /// ```swift
 /// KeyOverrides(["User": ["avatarURL": "avatar_url"]],
-///              fallbacks: ["User": ["avatarURL": ["avatarUrl", "picture.url"]]])   // read when avatar_url is absent
+///              fallbacks: ["User": ["avatarURL": ["avatarUrl", "picture.url"]]],   // read when avatar_url is absent
+///              dateFormats: ["User": ["birthday": DateDecoding([.format("yyyy-MM-dd")])]])
 /// ```
 public struct KeyOverrides: KeyMapping {
     /// Per entity, per attribute or relationship name, the JSON key path
@@ -61,6 +68,9 @@ public struct KeyOverrides: KeyMapping {
     /// Per entity, the attributes an import leaves as they are when the payload gives `null`
     /// (``KeyMapping/ignoresNull(for:in:)``).
     public var ignoringNull: [String: Set<String>]
+    /// Per entity, per date attribute (or array or map of dates), the formats it is read and
+    /// written in instead of the client's (``KeyMapping/dateDecoding(for:in:)``).
+    public var dateFormats: [String: [String: DateDecoding]]
 
     /// Overrides with these key paths, foreign keys and fallbacks; what they do not name is left to the naming strategy.
     ///
@@ -70,14 +80,18 @@ public struct KeyOverrides: KeyMapping {
     ///   - fallbacks: per entity, per attribute or relationship name, key paths an import reads
     ///     when the payload lacks the property's own, in order (first present wins).
     ///   - ignoringNull: per entity, the attributes a `null` in a payload leaves as they are.
+    ///   - dateFormats: per entity, per date attribute, the formats it is read and written in
+    ///     instead of the client's.
     public init(
         _ table: [String: [String: JSONKeyPath]], foreignKeys: [String: [String: String]] = [:],
-        fallbacks: [String: [String: [JSONKeyPath]]] = [:], ignoringNull: [String: Set<String>] = [:]
+        fallbacks: [String: [String: [JSONKeyPath]]] = [:], ignoringNull: [String: Set<String>] = [:],
+        dateFormats: [String: [String: DateDecoding]] = [:]
     ) {
         self.table = table
         self.foreignKeys = foreignKeys
         self.fallbacks = fallbacks
         self.ignoringNull = ignoringNull
+        self.dateFormats = dateFormats
     }
 
     public func keyPath(for name: String, in entity: String) -> JSONKeyPath? { table[entity]?[name] }
@@ -85,6 +99,8 @@ public struct KeyOverrides: KeyMapping {
     public func fallbackKeyPaths(for name: String, in entity: String) -> [JSONKeyPath] { fallbacks[entity]?[name] ?? [] }
 
     public func ignoresNull(for name: String, in entity: String) -> Bool { ignoringNull[entity]?.contains(name) ?? false }
+
+    public func dateDecoding(for name: String, in entity: String) -> DateDecoding? { dateFormats[entity]?[name] }
 
     public func foreignKey(for relationship: String, in entity: String) -> String? {
         foreignKeys[entity]?[relationship]
@@ -107,6 +123,36 @@ public struct KeyOverrides: KeyMapping {
                     .unknownProperty, entity: entityName, member: relationship,
                     "ignoringNull names \(entityName).\(relationship), which is a relationship: only attributes ignore null")
             }
+        }
+        for (entityName, formats) in dateFormats.sorted(by: { $0.key < $1.key }) {
+            try Self.check(entityName, formats.keys.sorted(), relationshipsOnly: false, in: schema)
+            for name in formats.keys.sorted() {
+                try Self.checkDateAttribute(entityName, name, formats[name]!, in: schema)
+            }
+        }
+    }
+
+    /// Throws a ``ConfigurationError`` when the attribute `name` of `entityName` given date
+    /// formats is not a date, an array of dates or a map of dates, or when `decoding` has no format.
+    public static func checkDateAttribute(
+        _ entityName: String, _ name: String, _ decoding: DateDecoding, in schema: Schema
+    ) throws(ConfigurationError) {
+        guard let attribute = schema[entityName]?.attribute(named: name) else {
+            throw ConfigurationError(
+                .unknownProperty, entity: entityName, member: name,
+                "date formats are given for \(entityName).\(name), which is not an attribute: only date attributes have date formats")
+        }
+        switch attribute.type {
+        case .date, .array(.date), .map(.date): break
+        default:
+            throw ConfigurationError(
+                .invalidDateFormats, entity: entityName, member: name,
+                "date formats are given for \(entityName).\(name), an attribute of type \(attribute.type): only dates (or arrays and maps of dates) have date formats")
+        }
+        if decoding.formats.isEmpty {
+            throw ConfigurationError(
+                .invalidDateFormats, entity: entityName, member: name,
+                "the date formats of \(entityName).\(name) are empty: no date could be read")
         }
     }
 

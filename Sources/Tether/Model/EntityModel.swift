@@ -78,6 +78,7 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     var jsonKeys: [(Member, JSONKeyPath)] = []
     var fallbackKeys: [(Member, [JSONKeyPath])] = []
     var ignoringNull: [Member] = []
+    var dateFormats: [(Member, DateDecoding)] = []
     var foreignKeys: [(Member, String)] = []
     var inverses: [(Member, destination: String, resolve: @Sendable (ModelLayoutCache) throws -> String?)] = []
     var ordered: [Member] = []
@@ -131,6 +132,21 @@ public struct ModelDescription<Model: EntityModel>: Sendable {
     /// A missing key leaves every attribute as it is already.
     public mutating func ignoresNull<V: Encodable & Sendable>(_ keyPath: any Swift.KeyPath<Model, V> & Sendable) {
         ignoringNull.append(member(keyPath))
+    }
+
+    /// The date formats of one date attribute (or array of dates), tried in order when an import
+    /// reads it and the first that writes used in request bodies and URLs, instead of the
+    /// client's ``Client/Builder/dateDecoding(_:)``: a `birthday` as `yyyy-MM-dd` beside ISO 8601
+    /// timestamps, Stripe's `created` in Unix seconds. A value none of them reads is a diagnostic
+    /// naming the entity, the attribute and the JSON path, as for the client's formats.
+    ///
+    /// ```swift
+    /// model.dateFormats(\.birthday, .format("yyyy-MM-dd"))
+    /// ```
+    public mutating func dateFormats<V: Encodable & Sendable>(
+        _ keyPath: any Swift.KeyPath<Model, V> & Sendable, _ formats: DateFormat...
+    ) {
+        dateFormats.append((member(keyPath), DateDecoding(formats)))
     }
 
     /// The JSON key that carries a to-one relationship's identity (`"owner_id"`), instead of the

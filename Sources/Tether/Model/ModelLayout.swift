@@ -188,9 +188,17 @@ final class ModelLayout<Model: EntityModel>: Sendable {
             }
             ignoringNull.insert(name)
         }
+        var dateFormats: [String: DateDecoding] = [:]
+        for (member, decoding) in description.dateFormats {
+            guard let name = member.resolve(self) else {
+                throw ModelError(.unmappedKeyPath, entity: entityName, "\(entityName): the key path given to dateFormats reads no coded property")
+            }
+            dateFormats[name] = decoding
+        }
         return KeyOverrides(
             table.isEmpty ? [:] : [entityName: table], foreignKeys: foreignKeys.isEmpty ? [:] : [entityName: foreignKeys],
-            fallbacks: fallbacks.isEmpty ? [:] : [entityName: fallbacks], ignoringNull: ignoringNull.isEmpty ? [:] : [entityName: ignoringNull])
+            fallbacks: fallbacks.isEmpty ? [:] : [entityName: fallbacks], ignoringNull: ignoringNull.isEmpty ? [:] : [entityName: ignoringNull],
+            dateFormats: dateFormats.isEmpty ? [:] : [entityName: dateFormats])
     }
 
     /// The names of the read-only properties.

@@ -530,17 +530,23 @@ extension Client {
     // MARK: Helpers
 
     /// The identity of a stored object escaped as one path segment.
-    func identitySegment(of id: ObjectID, attribute: AttributeMapping) async throws -> String {
+    func identitySegment(of id: ObjectID, attributes: [AttributeMapping]) async throws -> String {
         let evaluator = TemplateEvaluator(client: self)
         return try await store.read { reader in
-            guard let value = try reader.object(id)?.values[attribute.name] else {
-                throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has no \(attribute.name); nothing was sent")
+            guard let object = try reader.object(id) else {
+                throw RequestError(.objectNotFound, entity: id.entity, "\(id) is not in the store; nothing was sent")
             }
-            let text = evaluator.string(value, attribute.attribute)
-            guard !text.isEmpty else {
-                throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has an empty \(attribute.name); nothing was sent")
-            }
-            return URLTemplate.escapeSegment(text)
+            // A composite identity is one segment per attribute, in the identity's order.
+            return try attributes.map { attribute in
+                guard let value = object.values[attribute.name] else {
+                    throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has no \(attribute.name); nothing was sent")
+                }
+                let text = evaluator.string(value, attribute)
+                guard !text.isEmpty else {
+                    throw RequestError(.missingValue, entity: id.entity, member: attribute.name, "\(id) has an empty \(attribute.name); nothing was sent")
+                }
+                return URLTemplate.escapeSegment(text)
+            }.joined(separator: "/")
         }
     }
 
@@ -558,11 +564,13 @@ extension Client {
     func itemTemplate(for entity: String) throws(RequestError) -> URLTemplate {
         let route = try resource(for: entity)
         if let item = route.item { return item }
-        guard let mapping = mapping[entity], mapping.identity.count == 1 else {
+        guard let mapping = mapping[entity], !mapping.identity.isEmpty else {
             throw RequestError(.noRoute, entity: entity,
-                "\(entity) has no single identity attribute; register an item URL with resource(_:item:for:)")
+                "\(entity) has no identity to put in an item URL; register an item URL with resource(_:item:for:)")
         }
-        return route.collection.appendingSegment(.variable(mapping.identity[0].keyPath))
+        // A composite identity: one segment per attribute, in the identity's order
+        // (`/repositories/:owner/:name`).
+        return mapping.identity.reduce(route.collection) { $0.appendingSegment(.variable($1.keyPath)) }
     }
 
     func itemURL(of id: ObjectID) async throws -> URL {
@@ -623,7 +631,7 @@ extension Client {
             var setting: [String: Value] = [:]
             var values: [Value] = []
             for attribute in entity.identity {
-                guard let raw = json[attribute.keyPath], let value = importer.identityValue(raw, for: attribute.attribute) else {
+                guard let raw = json[attribute.keyPath], let value = importer.identityValue(raw, for: attribute) else {
                     throw ImportError(path: JSONPath(attribute.keyPath.components.map { .key($0) }), entity: entity.name,
                                       attribute: attribute.name, message: "the answer carries no usable identity '\(attribute.keyPath)'")
                 }
@@ -745,7 +753,8 @@ public struct RelationshipResource: Sendable {
     }
 
     /// Removes `target` from the relationship on the server (plain JSON: `DELETE <relationship
-    /// URL>/<target identity>`; JSON:API: `DELETE` of the relationship with a linkage body). A
+    /// URL>/<target identity>`, a composite identity as one segment per attribute,
+    /// `…/octocat/hello-world`; JSON:API: `DELETE` of the relationship with a linkage body). A
     /// 200, 202, 204, 404 or 410 answer unlinks `target` from the source locally (the object
     /// itself stays). Returns the HTTP status.
     ///
@@ -765,10 +774,10 @@ public struct RelationshipResource: Sendable {
     /// ``remove(_:)`` of a client that writes immediately, and the outbox's remove.
     func sendRemove(_ target: ObjectID) async throws -> Int {
         let (declared, urls) = try await client.relationshipURLs(relationship, of: source)
-        guard let destination = client.mapping[declared.destination], destination.identity.count == 1 else {
-            throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no single identity attribute to put in the URL")
+        guard let destination = client.mapping[declared.destination], !destination.identity.isEmpty else {
+            throw RequestError(.noRoute, entity: declared.destination, "\(declared.destination) has no identity to put in the URL; nothing was sent")
         }
-        let segment = try await client.identitySegment(of: target, attribute: destination.identity[0])
+        let segment = try await client.identitySegment(of: target, attributes: destination.identity)
         let request = try client.documentFormat(for: declared.destination).relationshipRequest(.remove, urls: urls, target: segment)
         var body: Data?
         if request.hasBody { body = try await linkageBody(.remove, [target], destination: declared.destination).serialized() }
@@ -835,6 +844,10 @@ public struct RelationshipResource: Sendable {
                     throw RequestError(.objectNotFound, entity: target.entity, "\(target) is not in the store")
                 }
                 guard let identity = client.identityJSON(of: object.entity, values: object.values) else {
+                    if let names = client.mapping[object.entity]?.identity.map(\.name), names.count > 1 {
+                        throw RequestError(.unsupported, entity: target.entity,
+                            "\(target) is identified by \(names.count) attributes (\(names.joined(separator: ", "))); a linkage body names a target by one identity; nothing was sent")
+                    }
                     throw RequestError(.missingValue, entity: target.entity, "\(target) has no identity to name it by; nothing was sent")
                 }
                 return identity

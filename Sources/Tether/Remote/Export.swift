@@ -121,8 +121,28 @@ enum JSONExport {
 }
 
 extension Client {
+    /// The JSON of a stored value of `attribute`: dates by the attribute's own formats, else the
+    /// client's ``DateDecoding``.
+    func json(_ value: Value, of attribute: AttributeMapping) -> JSON {
+        JSONExport.json(value, attribute.attribute, dateDecoding: attribute.dateDecoding ?? dateDecoding, transformers: transformers)
+    }
+
+    /// How a foreign key names an object with these values: its identity's value, or for a
+    /// composite identity an object holding each identity attribute at its key path
+    /// (`{"owner": "octocat", "name": "hello"}`), as imports read it. Nil when a value is unset.
+    func referenceJSON(_ values: [String: Value], identity: [AttributeMapping]) -> JSON? {
+        if identity.count == 1 { return values[identity[0].name].map { json($0, of: identity[0]) } }
+        var object: [String: JSON] = [:]
+        for attribute in identity {
+            guard let value = values[attribute.name] else { return nil }
+            JSONExport.set(json(value, of: attribute), at: attribute.keyPath, in: &object)
+        }
+        return .object(object)
+    }
+
     /// The JSON body of a stored object, by the mapping in reverse: each set attribute at its key
-    /// path (nested ones included), dates by the client's ``DateDecoding``, relationships as
+    /// path (nested ones included), dates by the attribute's own formats
+    /// (``KeyMapping/dateDecoding(for:in:)``) or the client's ``DateDecoding``, relationships as
     /// foreign keys (`owner_id`, `label_ids`) holding the related objects' identities.
     public func export(_ id: ObjectID, options: ExportOptions = ExportOptions()) async throws -> JSON {
         try await store.read { [self] reader in
@@ -179,9 +199,7 @@ extension Client {
         for attribute in mapping.attributes where only?.contains(attribute.name) ?? true {
             let isIdentity = identityNames.contains(attribute.name)
             if options.omitIdentity && isIdentity { continue }
-            let json = values[attribute.name].map {
-                JSONExport.json($0, attribute.attribute, dateDecoding: dateDecoding, transformers: transformers)
-            }
+            let json = values[attribute.name].map { self.json($0, of: attribute) }
             members[attribute.name] = BodyMember(path: attribute.keyPath, json: json, isIdentity: isIdentity)
         }
         for relationship in mapping.relationships where only?.contains(relationship.name) ?? true {
@@ -194,8 +212,7 @@ extension Client {
                     schema[r.destination]?.relationship(named: inverse)?.isToMany == false
                 { continue }
             }
-            guard let destination = self.mapping[r.destination], destination.identity.count == 1 else { continue }
-            let identity = destination.identity[0]
+            guard let destination = self.mapping[r.destination], !destination.identity.isEmpty else { continue }
             let targets: [ObjectID]
             if let known = related[r.name] {
                 targets = known
@@ -205,8 +222,8 @@ extension Client {
                 continue
             }
             let ids: [JSON] = try targets.compactMap { target in
-                guard let value = try reader.object(target)?.values[identity.name] else { return nil }
-                return JSONExport.json(value, identity.attribute, dateDecoding: dateDecoding, transformers: transformers)
+                guard let values = try reader.object(target)?.values else { return nil }
+                return referenceJSON(values, identity: destination.identity)
             }
             let path = JSONKeyPath(components: [relationship.foreignKey])
             members[r.name] = BodyMember(path: path, json: r.isToMany ? .array(ids) : ids.first, isIdentity: false, relationship: relationship)

@@ -287,12 +287,14 @@ struct TemplateEvaluator {
                         "':\(path)' in '\(template)': \(entity).\(relationship.name) is to-many; only to-one relationships can be followed")
                 }
                 if rest.isEmpty {
+                    try checkSingleIdentity(relationship, of: entity, path, template)
                     steps.append(.foreignKey(relationship))
                 } else {
                     steps.append(.relationship(relationship))
                     entity = relationship.relationship.destination
                 }
             } else if rest.isEmpty, let relationship = mapping.relationships.first(where: { $0.foreignKey == component && !$0.relationship.isToMany }) {
+                try checkSingleIdentity(relationship, of: entity, path, template)
                 steps.append(.foreignKey(relationship))
             } else {
                 throw RequestError(.unknownVariable, entity: entity, member: path.description,
@@ -300,6 +302,21 @@ struct TemplateEvaluator {
             }
         }
         return steps
+    }
+
+    /// Refuses a variable that stands for a related object's identity (`:repository`,
+    /// `:repository_id`) when that identity is composite: one variable is one value, so the
+    /// template must name each identity attribute (`:repository.owner/:repository.name`).
+    private func checkSingleIdentity(
+        _ relationship: RelationshipMapping, of entity: String, _ path: JSONKeyPath, _ template: URLTemplate
+    ) throws(RequestError) {
+        let destination = relationship.relationship.destination
+        guard let identity = mapping[destination]?.identity, identity.count > 1 else { return }
+        let prefix = (path.components.dropLast() + relationship.keyPath.components).joined(separator: ".")
+        let names = identity.map { ":\(prefix).\($0.keyPath)" }
+        throw RequestError(.unknownVariable, entity: entity, member: path.description,
+            "':\(path)' in '\(template)': \(destination) is identified by \(identity.count) attributes (\(identity.map(\.name).joined(separator: ", "))), "
+                + "which one variable cannot hold; name each of them: \(names.joined(separator: "/"))")
     }
 
     /// Checks that every variable of `template` resolves from `entity` (used at build time).
@@ -375,7 +392,7 @@ struct TemplateEvaluator {
             switch step {
             case .attribute(let attribute):
                 guard let value = values[attribute.name] else { throw missing("\(entity).\(attribute.name) is not set") }
-                let text = string(value, attribute.attribute)
+                let text = string(value, attribute)
                 if text.isEmpty { throw missing("\(entity).\(attribute.name) is empty") }
                 return (text, pathAttributes[entity]?.contains(attribute.name) == true)
             case .relationship(let relationship):
@@ -389,14 +406,15 @@ struct TemplateEvaluator {
                 guard let destination = mapping[object.entity], destination.identity.count == 1,
                     let value = object.values[destination.identity[0].name]
                 else { throw missing("\(entity).\(relationship.name) links an object without an identity") }
-                return (string(value, destination.identity[0].attribute), false)
+                return (string(value, destination.identity[0]), false)
             }
         }
         throw missing("the variable is empty")
     }
 
-    func string(_ value: Value, _ attribute: Attribute) -> String {
-        switch JSONExport.json(value, attribute, dateDecoding: dateDecoding, transformers: transformers) {
+    /// The text of a value of `attribute` in a URL: dates by the attribute's own formats, else the client's.
+    func string(_ value: Value, _ attribute: AttributeMapping) -> String {
+        switch JSONExport.json(value, attribute.attribute, dateDecoding: attribute.dateDecoding ?? dateDecoding, transformers: transformers) {
         case .string(let s): return s
         case .null: return ""
         case let other: return other.description
