@@ -1,9 +1,9 @@
-// LiveList: RSDataFetcher's live table, in a terminal. A remote-backed observed query lists the
-// labels of the Django REST Framework server of Tests/Servers, kept equal to the server: it
-// answers from the local store, refreshes from the server every second, and redraws the table
-// with what each refresh changed, row by row: the rows inserted, updated and moved are marked
-// (+ ~ ↕, and in colour on a terminal) and the rows deleted are named. The first load shows a
-// progress bar (one page of two labels at a time).
+// LiveList: RSDataFetcher's live table, in a terminal, with typed models. A remote-backed
+// observed query lists the labels of the Django REST Framework server of Tests/Servers in
+// sections by colour, kept equal to the server: it answers from the local store, refreshes from
+// the server every second, and redraws the table with what each refresh changed, row by row: the
+// rows inserted, updated and moved are marked (+ ~ ↕, and in colour on a terminal) and the rows
+// deleted are named. The first load shows a progress bar (one page of two labels at a time).
 //
 //     bash .ci/servers.sh start drf      # the server (Tests/Servers/drf)
 //     swift run LiveList                 # the live list (Ctrl-C to stop)
@@ -13,6 +13,7 @@
 // (normally, on an error, after --seconds, or on Ctrl-C).
 
 import Foundation
+import Synchronization
 import Tether
 import TetherSQLite
 import TetherURLSession
@@ -67,12 +68,12 @@ let isTerminal = isatty(STDOUT_FILENO) == 1
     FileHandle.standardOutput.write(Data((text + terminator).utf8))
 }
 
-let schema = try Schema {
-    Entity("Label", identity: "id") {
-        Attribute("id", .int64)
-        Attribute("name", .string)
-        Attribute("color", .string)
-    }
+/// A label of the server (`GET /labels/`): the model the client is built from.
+struct Label: EntityModel {
+    /// The server's id; nil until the server has assigned it (a label created here).
+    var id: Int64?
+    var name: String
+    var color: String
 }
 
 // The local store, in a temporary folder that every way out removes: `finish` (the end, an
@@ -105,10 +106,10 @@ do {
     finish(1)
 }
 
-let client = try Client.Builder(schema: schema)
+let client = try Client.Builder(models: [Label.self])
     .transport(URLSessionTransport(timeout: 10))
     .baseURL(server)
-    .resource("/labels/", item: "/labels/:id/", for: "Label")   // DRF wants the trailing slash
+    .resource("/labels/", item: "/labels/:id/", for: Label.self)   // DRF wants the trailing slash
     .store(store)
     .build()
 
@@ -125,41 +126,38 @@ func stopLater() {
 // MARK: The writer: another client changing the server's data.
 
 /// The label's name and colour as the writer prints them: `live-1a2b3c (#ff0000)`.
-func describe(_ label: Object?) -> String {
-    "\(label?["name", as: String.self] ?? "?") (#\(label?["color", as: String.self] ?? "?"))"
-}
+func describe(_ label: Label) -> String { "\(label.name) (#\(label.color))" }
 
 /// Creates, recolours, renames and deletes labels of its own on the server, one change every
 /// 0.7 s, printing what it changed.
 func write() async throws -> Never {
     stopLater()
     out("writer: changing the labels of \(server.absoluteString) (only labels it creates)")
-    var mine: [ObjectID] = []
+    var mine: [Label] = []
     var step = 0
     let colors = ["ff0000", "00aa00", "0000ff", "aaaa00"]
     while true {
         step += 1
         if mine.count < 3 || step % 4 == 0 {
-            let local = try await client.insertLocally("Label", values: ["name": .string("live-\(UUID().uuidString.prefix(6).lowercased())"),
-                                                                       "color": .string(colors[step % 4])])
-            let created = try await client.create(local.id)
-            mine.append(created.id)
+            let created = try await client.create(Label(id: nil, name: "live-\(UUID().uuidString.prefix(6).lowercased())", color: colors[step % 4]))
+            mine.append(created)
             out("created label \(describe(created))")
-        } else if step % 4 == 1, let id = mine.randomElement() {
-            let before = try await client.object(id)
-            _ = try await client.updateLocally(id, setting: ["color": .string(colors[step % 4])])
-            let saved = try await client.save(id)
-            out("recoloured label \(describe(before)) to #\(saved["color", as: String.self] ?? "?")")
-        } else if step % 4 == 2, let id = mine.randomElement() {
-            let before = try await client.object(id)
-            _ = try await client.updateLocally(id, setting: ["name": .string("a-live-\(step)")])
-            let saved = try await client.save(id)
-            out("renamed label \(describe(before)) to \(saved["name", as: String.self] ?? "?")")
-        } else if let id = mine.first {
-            let before = try await client.object(id)
-            _ = try await client.delete(id)
+        } else if step % 4 == 1, let index = mine.indices.randomElement() {
+            let before = mine[index]
+            var label = before
+            label.color = colors[step % 4]
+            mine[index] = try await client.save(label)
+            out("recoloured label \(describe(before)) to #\(mine[index].color)")
+        } else if step % 4 == 2, let index = mine.indices.randomElement() {
+            let before = mine[index]
+            var label = before
+            label.name = "a-live-\(UUID().uuidString.prefix(6).lowercased())"   // unique: the server refuses a name twice
+            mine[index] = try await client.save(label)
+            out("renamed label \(describe(before)) to \(mine[index].name)")
+        } else if let label = mine.first {
+            try await client.delete(label)
             mine.removeFirst()
-            out("deleted label \(describe(before))")
+            out("deleted label \(describe(label))")
         }
         try await Task.sleep(for: .milliseconds(700))
     }
@@ -167,71 +165,103 @@ func write() async throws -> Never {
 
 // MARK: The live list.
 
-/// One label as a row of the table: its name and colour.
-func row(_ label: Object) -> (name: String, color: String) {
-    (label["name", as: String.self] ?? "?", "#" + (label["color", as: String.self] ?? ""))
+/// The labels by colour, and by name within a colour: one state of the live list.
+typealias Results = ModelResults<Label>
+
+/// A section's key as the table prints it: `#ff0000`.
+func colour(_ key: Value?) -> String {
+    if case .string(let color)? = key { return "#" + color }
+    return "no colour"
 }
 
-/// What the difference from `previous` to `snapshot` did, named: the rows inserted, updated
-/// (with what changed), moved and deleted, with their row numbers (1 = the first row).
-func describe(_ change: ResultsDifference, from previous: ResultsSnapshot?, to snapshot: ResultsSnapshot) -> String {
+/// The row number (1 = the first row of the table, counting across sections) of a position.
+func rowNumber(_ index: ResultIndex, in results: Results) -> Int {
+    results.sections[index.section].range.lowerBound + index.item + 1
+}
+
+/// The label at a position.
+func label(_ index: ResultIndex, in results: Results) -> Label {
+    results.models[rowNumber(index, in: results) - 1]
+}
+
+/// What the difference from `previous` to `results` did, named: the rows inserted, updated
+/// (with what changed), moved (a recoloured label moves to another section) and deleted, with
+/// their row numbers.
+func describe(_ change: ResultsDifference, from previous: Results?, to results: Results) -> String {
     var parts: [String] = []
-    for index in change.inserted { parts.append("inserted \(row(snapshot.objects[index.item]).name) (row \(index.item + 1))") }
+    // A section that is new brings its rows (they are not listed among the rows inserted, as a
+    // table view wants it); one that is gone took its rows with it.
+    for section in change.insertedSections {
+        let names = results.sections[section].models.map(\.name).joined(separator: ", ")
+        parts.append("new colour \(colour(results.sections[section].key)) with \(names)")
+    }
+    for section in change.deletedSections {
+        let names = previous.map { $0.sections[section].models.map(\.name).joined(separator: ", ") } ?? "?"
+        parts.append("colour \(colour(previous?.sections[section].key)) gone with \(names)")
+    }
+    for index in change.inserted { parts.append("inserted \(label(index, in: results).name) (row \(rowNumber(index, in: results)))") }
     for index in change.updated {
-        guard let old = previous?.objects[index.item] else { continue }
-        let new = snapshot.objects.first { $0.id == old.id } ?? old
-        let (before, after) = (row(old), row(new))
-        let what = before.name != after.name ? "renamed to \(after.name)" : "colour \(before.color) -> \(after.color)"
-        parts.append("updated \(before.name) (row \(index.item + 1): \(what))")
+        guard let previous else { continue }
+        let old = label(index, in: previous)
+        let new = results.models.first { $0.id == old.id } ?? old
+        let what = old.name != new.name ? "renamed to \(new.name)" : "colour #\(old.color) -> #\(new.color)"
+        parts.append("updated \(old.name) (row \(rowNumber(index, in: previous)): \(what))")
     }
     for move in change.moved {
-        let name = row(snapshot.objects[move.to.item]).name
-        let old = previous.map { row($0.objects[move.from.item]).name } ?? name
-        parts.append("moved \(name) (row \(move.from.item + 1) -> \(move.to.item + 1)\(old == name ? "" : ", renamed from \(old)"))")
+        let new = label(move.to, in: results)
+        let old = previous.map { label(move.from, in: $0) } ?? new
+        let from = previous.map { rowNumber(move.from, in: $0) } ?? 0
+        let why = old.name != new.name ? ", renamed from \(old.name)" : old.color != new.color ? ", recoloured from #\(old.color)" : ""
+        parts.append("moved \(new.name) (row \(from) -> \(rowNumber(move.to, in: results))\(why))")
     }
     for index in change.deleted {
-        parts.append("deleted \(previous.map { row($0.objects[index.item]).name } ?? "?") (was row \(index.item + 1))")
+        parts.append("deleted \(previous.map { label(index, in: $0).name } ?? "?") (was row \(previous.map { rowNumber(index, in: $0) } ?? 0))")
     }
     return parts.isEmpty ? "none" : parts.joined(separator: "; ")
 }
 
-/// Draws the table: a header, what changed, one numbered row per label with a marker (and a
-/// colour on a terminal) for the rows inserted (+, green), updated (~, yellow) and moved (↕, cyan).
-func draw(_ snapshot: ResultsSnapshot, after previous: ResultsSnapshot?, _ count: Int) {
-    // The first snapshot lists every row as inserted: it is drawn without markers.
-    let change = count == 0 ? ResultsDifference() : snapshot.difference
-    let inserted = Set(change.inserted.map(\.item))
-    let movedFrom = Dictionary(change.moved.map { ($0.to.item, $0.from.item) }, uniquingKeysWith: { first, _ in first })
+/// Draws the table: a header, what changed, then each colour's section with one numbered row
+/// per label and a marker (and a colour on a terminal) for the rows inserted (+, green),
+/// updated (~, yellow) and moved (↕, cyan).
+func draw(_ results: Results, after previous: Results?, _ count: Int) {
+    // The first state lists every row as inserted: it is drawn without markers.
+    let change = count == 0 ? ResultsDifference() : results.difference
+    let inserted = Set(change.inserted)
+    let movedFrom = Dictionary(change.moved.map { ($0.to, $0.from) }, uniquingKeysWith: { first, _ in first })
     // Updates are given at old positions: the labels there before.
-    let updated = Set(change.updated.compactMap { previous?.objects[$0.item].id })
+    let updated = Set(change.updated.compactMap { index in previous.flatMap { label(index, in: $0).id } })
     var screen = isTerminal ? "\u{1B}[2J\u{1B}[H" : ""
-    let status = snapshot.remote.map { remote in
+    let status = results.remoteState.map { remote in
         remote.isLoading ? "refreshing…"
             : remote.lastError.map { "offline (\($0)), showing local results" }
             ?? "refreshed \(remote.lastRefreshed.map { $0.formatted(date: .omitted, time: .standard) } ?? "never")"
     } ?? ""
-    screen += "Labels on \(server.absoluteString) — snapshot \(count), \(snapshot.count) labels, \(status)\n"
-    if count > 0 { screen += "change: \(describe(change, from: previous, to: snapshot))\n" }
-    let width = max(12, snapshot.objects.map { row($0).name.count }.max() ?? 0)
+    screen += "Labels on \(server.absoluteString) — state \(count), \(results.models.count) labels in \(results.sections.count) colours, \(status)\n"
+    if count > 0 { screen += "change: \(describe(change, from: previous, to: results))\n" }
+    let width = max(12, results.models.map(\.name.count).max() ?? 0)
     screen += "     row  \("name".padding(toLength: width, withPad: " ", startingAt: 0))  colour\n"
-    for (item, label) in snapshot.objects.enumerated() {
-        let (name, color) = row(label)
-        let marker: String, ansi: String?, note: String
-        if inserted.contains(item) {
-            (marker, ansi, note) = ("+", "32", "  inserted")
-        } else if let from = movedFrom[item] {
-            (marker, ansi, note) = ("↕", "36", "  moved from row \(from + 1)")
-        } else if updated.contains(label.id) {
-            (marker, ansi, note) = ("~", "33", "  updated")
-        } else {
-            (marker, ansi, note) = (" ", nil, "")
+    for (number, section) in results.sections.enumerated() {
+        let isNew = change.insertedSections.contains(number)
+        screen += "  \(colour(section.key)) (\(section.models.count) label\(section.models.count == 1 ? "" : "s"))\(isNew ? ", new" : "")\n"
+        for (item, label) in section.models.enumerated() {
+            let index = ResultIndex(section: number, item: item)
+            let marker: String, ansi: String?, note: String
+            if inserted.contains(index) || isNew {
+                (marker, ansi, note) = ("+", "32", "  inserted")
+            } else if let from = movedFrom[index] {
+                (marker, ansi, note) = ("↕", "36", "  moved from row \(previous.map { rowNumber(from, in: $0) } ?? 0)")
+            } else if let id = label.id, updated.contains(id) {
+                (marker, ansi, note) = ("~", "33", "  updated")
+            } else {
+                (marker, ansi, note) = (" ", nil, "")
+            }
+            let row = String(rowNumber(index, in: results))
+            let text = "  \(marker) \(String(repeating: " ", count: max(0, 4 - row.count)))\(row)  "
+                + "\(label.name.padding(toLength: width, withPad: " ", startingAt: 0))  #\(label.color)\(note)"
+            screen += (isTerminal ? ansi.map { "\u{1B}[\($0)m\(text)\u{1B}[0m" } ?? text : text) + "\n"
         }
-        let number = String(item + 1)
-        let text = "  \(marker) \(String(repeating: " ", count: max(0, 4 - number.count)))\(number)  "
-            + "\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(color)\(note)"
-        screen += (isTerminal ? ansi.map { "\u{1B}[\($0)m\(text)\u{1B}[0m" } ?? text : text) + "\n"
     }
-    screen += "  (+ inserted, ~ updated, ↕ moved since the snapshot before; deleted rows are named on the change line)\n"
+    screen += "  (+ inserted, ~ updated, ↕ moved since the state before; deleted rows are named on the change line)\n"
     out(screen, terminator: "")
 }
 
@@ -240,20 +270,23 @@ func list() async throws {
     stopLater()
 
     // The first load, with a progress bar: every page of the list, one transaction.
+    final class Pages: Sendable { let count = Mutex(0) }
+    let pages = Pages()
     let progress = ProgressReporter { step in
         guard step.phase == .fetching else { return }
+        pages.count.withLock { $0 = step.pages }
         let bar = String(repeating: "█", count: min(40, step.pages)) + String(repeating: "·", count: max(0, 10 - step.pages))
         out(isTerminal ? "\r\u{1B}[2Kloading \(bar) \(step.pages) pages, \(step.bytes) bytes" : "loading: \(step.pages) pages, \(step.bytes) bytes",
             terminator: isTerminal ? "" : "\n")
     }
-    let first = try await client.fetchObjects("Label", from: "/labels/?page_size=2",
-                                              options: ImportOptions(deleteMissing: .all, progress: progress))
+    let first = try await client.fetch(Label.self, from: "/labels/?page_size=2", options: ImportOptions(deleteMissing: .all, progress: progress))
     out(isTerminal ? "\n" : "", terminator: "")
-    out("loaded \(first.objects.count) labels in \(first.pages) pages")
+    out("loaded \(first.count) labels in \(pages.count.withLock { $0 }) pages")
 
-    // Then live: the local result at once, a refresh from the server every second.
-    let labels = client.observe(Query("Label", sortedBy: [.ascending("name")]),
-                                from: .objects(at: "/labels/?page_size=100"), refresh: .always)
+    // Then live: the local result at once, a refresh from the server every second; in sections
+    // by colour, by name within a colour.
+    let labels = try client.observe(Label.self, sortedBy: [.ascending(\.name)], sectionedBy: \.color,
+                                    from: .objects(at: "/labels/?page_size=100"), refresh: .always)
     Task {
         while true {
             try await Task.sleep(for: .seconds(1))
@@ -261,10 +294,10 @@ func list() async throws {
         }
     }
     var count = 0
-    var previous: ResultsSnapshot?
-    for try await snapshot in labels {
-        if !snapshot.difference.isEmpty || count == 0 { draw(snapshot, after: previous, count) }
-        previous = snapshot
+    var previous: Results?
+    for try await results in labels {
+        if !results.difference.isEmpty || count == 0 { draw(results, after: previous, count) }
+        previous = results
         count += 1
     }
 }
