@@ -44,6 +44,9 @@ enum Kind: String, CaseIterable, Sendable {
     case timelineRefreshMemory = "timeline-refresh-memory"
     case timelineRefreshSQLite = "timeline-refresh-sqlite"
     case timelineRefreshFloor = "timeline-refresh-floor"
+    /// The timeline's statuses imported typed (a self-referential class model) against the
+    /// string form, in one process, alternating round by round (issue 41: within 10%).
+    case timelineTyped = "timeline-typed"
     /// The stored repositories read back as Objects, as typed models and as GRDB records, in
     /// one process, alternating round by round (issue 22).
     case typedFetch = "typed-fetch"
@@ -74,7 +77,7 @@ enum Kind: String, CaseIterable, Sendable {
         "saves": [.saves],
         "paths": [.pathQuery],
         "timeline": [.timelineBaseline, .timelineMemory, .timelineSQLite, .timelineRefreshBaseline, .timelineRefreshFloor,
-                     .timelineRefreshMemory, .timelineRefreshSQLite],
+                     .timelineRefreshMemory, .timelineRefreshSQLite, .timelineTyped],
     ]
 
     var group: String {
@@ -108,6 +111,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .timelineRefreshMemory: "Tether timeline refresh: in-memory"
         case .timelineRefreshSQLite: "Tether timeline refresh: SQLite"
         case .timelineRefreshFloor: "floor timeline refresh: SQLite rows"
+        case .timelineTyped: "timeline: SQLite, typed vs string"
         }
     }
 
@@ -123,7 +127,7 @@ enum Kind: String, CaseIterable, Sendable {
     var isParse: Bool { Self.groups["parse"]!.contains(self) }
     var isTether: Bool { [.memory, .sqlite, .streamMemory, .streamSQLite].contains(self) }
     /// Kinds whose passes run in one child process, alternating round by round.
-    var alternatesPasses: Bool { self == .typedFetch || self == .saves || self == .documentFormats || self == .pathQuery }
+    var alternatesPasses: Bool { self == .typedFetch || self == .saves || self == .documentFormats || self == .pathQuery || self == .timelineTyped }
     var isStreaming: Bool { [.streamMemory, .streamSQLite, .issuesStreamMemory, .issuesStreamSQLite].contains(self) }
 
     /// The passes of this kind: parse rows have one, imports have insert, update and unchanged,
@@ -143,6 +147,7 @@ enum Kind: String, CaseIterable, Sendable {
         case .documentFormats: DocumentFormatFetch.passes
         case .saves: Saves.passes
         case .pathQuery: PathQuery.passes
+        case .timelineTyped: TimelineTyped.passes
         default:
             (hasUpdate ? ["insert", "update", "unchanged"] : ["insert", "unchanged"])
                 + (hasMissing && !isStreaming ? ["delete-missing"] : [])
@@ -250,6 +255,7 @@ struct RowWorker {
         if kind == .documentFormats { return try await runDocumentFormats(peakIsPerPass: resettable) }
         if kind == .saves { return try await runSaves(peakIsPerPass: resettable) }
         if kind == .pathQuery { return try await runPathQuery(peakIsPerPass: resettable) }
+        if kind == .timelineTyped { return try await runTimelineTyped(peakIsPerPass: resettable) }
         var row = Measurement(size: request.size, group: kind.group, pass: request.pass, objects: request.size, bytes: 0)
         for run in 0..<request.runs {
             if kind.isParse {

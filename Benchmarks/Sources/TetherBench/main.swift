@@ -169,9 +169,13 @@ struct Suite {
     /// Runs every pass of `kind` in one child process (alternating round by round) and adds a
     /// row per pass.
     mutating func runAlternating(_ kind: Kind, _ payload: Payload) {
-        let request = RowRequest(
+        var request = RowRequest(
             kind: kind.rawValue, pass: "all", size: payload.size, first: payload.first, update: payload.update,
             missing: nil, runs: options.runs, batchSize: options.batchSize, seed: options.seed)
+        if let timeline = payload.timeline, kind.isTimeline {
+            request.first = timeline.first
+            request.update = timeline.update
+        }
         let clock = ContinuousClock()
         let start = clock.now
         var rows = kind.passes(hasUpdate: false).map {
