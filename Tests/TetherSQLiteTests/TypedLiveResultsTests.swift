@@ -188,4 +188,77 @@ import TetherTesting
         }
         Testing.Issue.record("the condition never held")
     }
+
+    /// At depth 0 a state reuses the models of the objects its difference leaves untouched and
+    /// decodes the others: after random inserts, updates (moving or in place), deletes and
+    /// section changes, every state's models are what a fresh typed fetch reads, in order.
+    @Test(arguments: stores) func depthZeroStatesReuseUntouchedModelsAndMatchAFreshFetch(store: String) async throws {
+        let directory = try TemporaryDirectory()
+        let client = try Self.client(store, directory)
+        var random = SystemRandomNumberGenerator()
+        let seed = (0..<60).map { #"{"id": \#($0), "name": "n\#($0)", "rank": \#($0 % 7)}"# }
+        _ = try await client.import(Data(("[" + seed.joined(separator: ",") + "]").utf8), as: Item.self)
+        for sectioned in [false, true] {
+            let observation = sectioned
+                ? try client.observe(Item.self, sortedBy: [.ascending(\.name)], sectionedBy: \.rank, depth: 0)
+                : try client.observe(Item.self, sortedBy: [.descending(\.rank), .ascending(\.name)], depth: 0)
+            var iterator = observation.makeAsyncIterator()
+            _ = try #require(try await iterator.next())
+            for round in 0..<25 {
+                // One write a round, which always changes the results: a delete, or an import
+                // whose every row has a name of this round (moving it, or changing it in place).
+                if round % 5 == 4, let victim = try await client.fetch(Item.self, depth: 0).randomElement(using: &random) {
+                    try await client.deleteLocally(try #require(try await client.objectID(of: victim)))
+                } else {
+                    var rows: [String] = []
+                    for id in Set((0..<Int.random(in: 1...6, using: &random)).map { _ in Int.random(in: 0..<80, using: &random) }) {
+                        let rank = Bool.random(using: &random) ? id % 7 : Int.random(in: 0..<9, using: &random)
+                        rows.append(#"{"id": \#(id), "name": "r\#(round)-\#(id)", "rank": \#(rank)}"#)
+                    }
+                    _ = try await client.import(Data(("[" + rows.joined(separator: ",") + "]").utf8), as: Item.self)
+                }
+                let state = try #require(try await iterator.next())
+                let fetched = try await client.fetch(Item.self, sortedBy: sectioned ? [.ascending(\.rank), .ascending(\.name)] : [.descending(\.rank), .ascending(\.name)], depth: 0)
+                #expect(state.models.map(\.id) == fetched.map(\.id), "round \(round)")
+                #expect(state.models == fetched, "round \(round)")
+            }
+        }
+    }
+
+    /// Item, as a view that counts its decodings.
+    struct CountedItem: EntityModel, Equatable {
+        static var entityName: String { "Item" }
+        static let decodings = Atomic(0)
+        var id: Int64
+        var name: String
+        var rank: Int?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int64.self, forKey: .id)
+            name = try container.decode(String.self, forKey: .name)
+            rank = try container.decodeIfPresent(Int.self, forKey: .rank)
+            Self.decodings.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// At depth 0, a change of two objects of 60 decodes two models, not 60 (both stores one
+    /// after the other: the count is shared).
+    @Test func depthZeroStatesDecodeOnlyWhatChanged() async throws {
+        for store in Self.stores { try await depthZeroStatesDecodeOnlyWhatChanged(store: store) }
+    }
+
+    func depthZeroStatesDecodeOnlyWhatChanged(store: String) async throws {
+        let directory = try TemporaryDirectory()
+        let client = try Self.client(store, directory)
+        let seed = (0..<60).map { #"{"id": \#($0), "name": "n\#($0)", "rank": \#($0)}"# }
+        _ = try await client.import(Data(("[" + seed.joined(separator: ",") + "]").utf8), as: Item.self)
+        var iterator = try client.observe(CountedItem.self, sortedBy: [.ascending(\.rank)], depth: 0).makeAsyncIterator()
+        #expect(try #require(try await iterator.next()).models.count == 60)
+        let before = CountedItem.decodings.load(ordering: .relaxed)
+        _ = try await client.import(Data(#"[{"id": 5, "name": "moved", "rank": 100}, {"id": 7, "name": "renamed", "rank": 7}]"#.utf8), as: Item.self)
+        let state = try #require(try await iterator.next())
+        #expect(state.models.last?.name == "moved" && state.models.first { $0.id == 7 }?.name == "renamed")
+        #expect(CountedItem.decodings.load(ordering: .relaxed) - before == 2)
+    }
 }

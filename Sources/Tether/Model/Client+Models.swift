@@ -475,6 +475,14 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
         let client: Client
         var base: QueryObservation.Iterator
         let depth: Int
+        /// The state this iterator yielded last (at depth 0, whose models the next state reuses).
+        var last: ModelResults<Model>?
+
+        init(client: Client, base: QueryObservation.Iterator, depth: Int) {
+            self.client = client
+            self.base = base
+            self.depth = depth
+        }
 
         public mutating func next() async throws -> ModelResults<Model>? {
             guard let snapshot = try await base.next() else { return nil }
@@ -484,8 +492,17 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
             }
             let models: [Model]
             if depth == 0 {
-                models = try snapshot.objects.map(flat)
-                client.modelReads.record(snapshot.objects.map { ($0.id, ModelReads.State(.object($0.values))) })
+                // A model is its object's values: the objects the difference leaves untouched
+                // keep the models of the last state, and only the others are decoded.
+                let fresh = last.flatMap { Self.untouched(from: $0, to: snapshot) }
+                var decoded: [(ObjectID, ModelReads.State)] = []
+                models = try snapshot.objects.enumerated().map { position, object in
+                    if let reused = fresh.flatMap({ $0[position] }) { return reused }
+                    decoded.append((object.id, ModelReads.State(.object(object.values))))
+                    return try flat(object)
+                }
+                client.modelReads.record(decoded)
+                last = ModelResults(models: models, snapshot: snapshot)
             } else {
                 let reader = client.modelReader, ids = snapshot.objects.map(\.id), depth = self.depth
                 let read = try await client.store.read { try reader.models(ids, as: Model.self, reader: $0, depth: depth) }
@@ -494,6 +511,41 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
                 models = try snapshot.objects.map { try read[$0.id] ?? flat($0) }
             }
             return ModelResults(models: models, snapshot: snapshot)
+        }
+
+        /// For each position of `snapshot`, the model of `last` that stands for its object
+        /// unchanged, or nil where the difference says the object is new, moved or updated (or
+        /// in a section that is new): the objects left untouched keep their order, so they are
+        /// the last state's objects minus those deleted, moved or in a deleted section, in order.
+        /// Nil for the whole state when the untouched objects do not line up by id (then every
+        /// model is decoded).
+        static func untouched(from last: ModelResults<Model>, to snapshot: ResultsSnapshot) -> [Model?]? {
+            let change = snapshot.difference
+            func flat(_ index: ResultIndex, _ sections: [ResultsSnapshot.Section]) -> Int? {
+                sections.indices.contains(index.section) ? sections[index.section].range.lowerBound + index.item : nil
+            }
+            let old = last.snapshot.sections, new = snapshot.sections
+            var gone = Set<Int>(), touched = Set<Int>(), renewed = Set<Int>()
+            for section in change.deletedSections where old.indices.contains(section) { gone.formUnion(old[section].range) }
+            for section in change.insertedSections where new.indices.contains(section) { touched.formUnion(new[section].range) }
+            for index in change.deleted { if let p = flat(index, old) { gone.insert(p) } }
+            for move in change.moved {
+                if let p = flat(move.from, old) { gone.insert(p) }
+                if let p = flat(move.to, new) { touched.insert(p) }
+            }
+            for index in change.inserted { if let p = flat(index, new) { touched.insert(p) } }
+            // Updated in place: kept in order, decoded again.
+            for index in change.updated { if let p = flat(index, old) { renewed.insert(p) } }
+            var result = [Model?](repeating: nil, count: snapshot.objects.count)
+            var j = 0
+            let before = last.snapshot.objects
+            for position in snapshot.objects.indices where !touched.contains(position) {
+                while j < before.count && gone.contains(j) { j += 1 }
+                guard j < before.count, before[j].id == snapshot.objects[position].id else { return nil }
+                if !renewed.contains(j) { result[position] = last.models[j] }
+                j += 1
+            }
+            return result
         }
     }
 }
