@@ -469,7 +469,7 @@ public final class SQLiteTransaction: StoreWriter {
                           _ arguments: inout [SQLValue]) throws -> String {
         let destination = try info(QueryCheck.destination(of: relationship, from: scope.entity) { layout.entities[$0]?.entity }.name)
         let (link, sideA) = try self.relationship(scope.entity.name, relationship)
-        let alias = scope.aliases.subquery()
+        let alias = scope.aliases.next()
         let paths = try QueryCheck.check(inner, of: destination.entity) { layout.entities[$0]?.entity }
         let subscope = try QueryScope(paths, destination, transaction: self, alias: alias, aliases: scope.aliases)
         // The outer row's columns, always qualified: the subquery may read the same table.

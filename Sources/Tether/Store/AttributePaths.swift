@@ -90,6 +90,21 @@ public struct PathJoins: Sendable {
         public let parent: Int?
     }
 
+    /// Numbers the subqueries of one statement (an `any`/`all` is one), so that the tables of
+    /// each have aliases of their own: `_q0`, `_q1`, ... Shared by a statement's scopes.
+    public final class SubqueryAliases {
+        private var given = 0
+
+        /// A counter from `_q0`.
+        public init() {}
+
+        /// A new alias prefix.
+        public func next() -> String {
+            defer { given += 1 }
+            return "_q\(given)"
+        }
+    }
+
     /// The joins, each after the one it starts from.
     public let joins: [Join]
     /// For each name that is a path, the join whose destination holds its attribute.

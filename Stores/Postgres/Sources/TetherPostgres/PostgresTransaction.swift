@@ -355,7 +355,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         let entities: (String) -> Entity? = { self.layout.entities[$0]?.entity }
         let destination = try info(QueryCheck.destination(of: relationship, from: scope.entity, entities: entities).name)
         let (link, sideA) = try self.relationship(scope.entity.name, relationship)
-        let alias = scope.aliases.subquery()
+        let alias = scope.aliases.next()
         let subscope = try QueryScope(QueryCheck.check(inner, of: destination.entity, entities: entities), destination,
                                       transaction: self, alias: alias, aliases: scope.aliases)
         let links = "\"\(alias)_l\""

@@ -10,7 +10,7 @@ import Tether
 /// in-memory store (which follows the links) and the SQLite store (which joins the same way) do.
 ///
 /// The condition of an `any`/`all` (``Condition/any(_:_:)``) is read in a subquery of its own
-/// scope, whose tables have aliases of their own (`_q0`, `_q0_j0`, ...: ``Aliases``), correlated
+/// scope, whose tables have aliases of their own (`_q0`, `_q0_j0`, ...: `PathJoins.SubqueryAliases`), correlated
 /// with the row of the scope it is in.
 struct QueryScope {
     /// The `FROM` clause's tables.
@@ -25,24 +25,14 @@ struct QueryScope {
     /// The entity's table, qualified and quoted.
     let table: String
     /// The aliases given so far in the statement, shared with the scopes of its subqueries.
-    let aliases: Aliases
+    let aliases: PathJoins.SubqueryAliases
     private let expressions: [String: String]
     private let types: [String: AttributeType]
-
-    /// Numbers the subqueries of one statement, so that each has aliases of its own.
-    final class Aliases {
-        private var next = 0
-        /// A new alias prefix, `"_q0"`, `"_q1"`, ...
-        func subquery() -> String {
-            defer { next += 1 }
-            return "_q\(next)"
-        }
-    }
 
     /// The scope of `info`'s rows reading `paths`; `alias` names the table in a subquery (its
     /// joins are then aliased after it), and `aliases` numbers the statement's subqueries.
     init(_ paths: [String: AttributePath], _ info: Layout.EntityInfo, transaction: PostgresTransaction,
-         alias: String? = nil, aliases: Aliases = Aliases()) throws {
+         alias: String? = nil, aliases: PathJoins.SubqueryAliases = PathJoins.SubqueryAliases()) throws {
         entity = info.entity
         table = info.table
         self.aliases = aliases
