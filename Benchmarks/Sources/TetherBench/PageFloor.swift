@@ -211,12 +211,11 @@ enum PageFloor {
             var index: Int32 = 1
             func bind(_ value: Value?) {
                 switch value ?? .null {
-                case .null: sqlite3_bind_null(statement.handle, index)
-                case .int(let v): sqlite3_bind_int64(statement.handle, index, v)
-                case .double(let v): sqlite3_bind_double(statement.handle, index, v)
-                case .text(let v): sqlite3_bind_text(statement.handle, index, v, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-                case .blob(let v):
-                    _ = v.withUnsafeBytes { sqlite3_bind_blob(statement.handle, index, $0.baseAddress, Int32($0.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+                case .null: statement.bindNull(index)
+                case .int(let v): statement.bind(index, v)
+                case .double(let v): statement.bind(index, v)
+                case .text(let v): statement.bind(index, v)
+                case .blob(let v): statement.bind(index, v)
                 }
                 index += 1
             }

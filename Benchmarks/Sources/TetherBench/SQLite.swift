@@ -79,6 +79,16 @@ final class SQLiteDatabase {
             sqlite3_bind_text(handle, index, value, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
 
+        func bind(_ index: Int32, _ value: Data) {
+            // An empty blob has no base address, and a NULL pointer would bind NULL.
+            if value.isEmpty {
+                sqlite3_bind_zeroblob(handle, index, 0)
+                return
+            }
+            _ = value.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+        }
+        func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+
         func run() throws {
             guard sqlite3_step(handle) == SQLITE_DONE else { throw Failure(message: database.lastError) }
             sqlite3_reset(handle)
