@@ -299,8 +299,9 @@ struct Suite {
                 let base = refreshes.first { $0.size == row.size && $0.group.hasPrefix("baseline") }
                 // The floor is SQLite's: a ratio for the SQLite store's rows only.
                 let floor = row.group.contains("SQLite") ? refreshes.first { $0.size == row.size && $0.group.hasPrefix("floor") } : nil
-                let ratio = (base.map { String(format: "%.2f× faster than the baseline's median", $0.seconds / row.seconds) } ?? "")
-                    + (floor.map { String(format: "; %.2f× the floor's", row.seconds / $0.seconds) } ?? "")
+                let ratio = [base.map { String(format: "%.2f× faster than the baseline's median", $0.seconds / row.seconds) },
+                             floor.map { String(format: "%.2f× the floor's", row.seconds / $0.seconds) }]
+                    .compactMap { $0 }.joined(separator: "; ")
                 print("  N=\(Format.pad(Format.count(row.size), 5, left: true)) \(Format.pad(row.group, 36, left: true)) median "
                     + "\(Format.milliseconds(row.seconds)) ms, p99 \(Format.milliseconds(row.percentile(99).seconds)) ms "
                     + "(\(String(format: "%.2f", row.percentile(99).seconds / row.seconds))× the median)  \(row.group.hasPrefix("Tether") ? ratio : "")")
