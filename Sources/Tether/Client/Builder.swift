@@ -58,6 +58,9 @@ extension Client {
         /// schema (``migrations(_:)``).
         public var migrations: [SchemaMigration] = []
         /// The layouts of the model types probed by ``init(models:entities:)``.
+        /// How many rows of typed reads the client remembers, so that a typed save sends only
+        /// what the app changed (``Client/Builder/rememberedReads(_:)``): 200,000 by default.
+        public var rememberedReadLimit: Int = 200_000
         var modelLayouts = ModelLayoutCache()
         /// The handlers added with ``onEvent(_:)``.
         var eventHandlers = EventHandlers()

@@ -60,7 +60,7 @@ public final class Client: Sendable {
     /// The layouts of the typed models this client has read or written.
     let modelLayouts: ModelLayoutCache
     /// The states this client handed out as typed models: what a struct may have been read with.
-    let modelReads = ModelReads()
+    let modelReads: ModelReads
     /// Where ``ClientEvent``s go.
     let events: EventHandlers
     /// One flush of the outbox at a time.
@@ -84,6 +84,7 @@ public final class Client: Sendable {
         self.writeMode = builder.writeMode
         self.listValidators = ListValidators(limit: builder.remote.listValidatorLimit)
         self.modelLayouts = builder.modelLayouts.copy()
+        self.modelReads = ModelReads(capacity: builder.rememberedReadLimit)
         self.events = builder.eventHandlers
     }
 

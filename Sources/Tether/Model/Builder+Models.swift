@@ -11,6 +11,27 @@
 ///
 /// A key path that reads no coded property of its model is a ``ModelError`` thrown by `build()`.
 extension Client.Builder {
+    /// How many rows of typed reads the client remembers: 200,000 by default (the newest read
+    /// is always remembered, whatever its size).
+    ///
+    /// A typed save sends only what the app changed in a struct, not the values the struct was
+    /// read with that the store has replaced since (another client's change brought by a
+    /// refresh): for that the client keeps what its typed reads handed out, as they handed it out
+    /// (a read of the same objects with the same values as a kept one, such as a list polled
+    /// while nothing changed, adds nothing). Past the limit, the oldest read is forgotten, and a
+    /// struct read then is compared with the store, as one the app made itself. An app that keeps
+    /// structs for long while it reads many other rows raises it; memory grows with the values
+    /// kept.
+    ///
+    /// ```swift
+    /// builder.rememberedReads(1_000_000)
+    /// ```
+    public func rememberedReads(_ rows: Int) -> Self {
+        var copy = self
+        copy.rememberedReadLimit = max(1, rows)
+        return copy
+    }
+
     /// ``resource(_:item:for:)-(_,_,String)`` for `type`'s entity.
     public func resource<M: EntityModel>(_ collection: URLTemplate, item: URLTemplate? = nil, for type: M.Type) -> Self {
         resource(collection, item: item, for: M.entityName)

@@ -495,10 +495,10 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
                 // A model is its object's values: the objects the difference leaves untouched
                 // keep the models of the last state, and only the others are decoded.
                 let fresh = last.flatMap { Self.untouched(from: $0, to: snapshot) }
-                var decoded: [(ObjectID, ModelReads.State)] = []
+                var decoded: [Object] = []
                 models = try snapshot.objects.enumerated().map { position, object in
                     if let reused = fresh.flatMap({ $0[position] }) { return reused }
-                    decoded.append((object.id, ModelReads.State(.object(object.values))))
+                    decoded.append(object)
                     return try flat(object)
                 }
                 client.modelReads.record(decoded)

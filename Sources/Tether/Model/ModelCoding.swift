@@ -250,12 +250,15 @@ struct ModelReader: Sendable {
             if depth == 0 || layout.columns.relationships.isEmpty {
                 let decoder = ObjectDecoder(layout: layout, related: [], depth: depth)
                 var models: [M] = []
-                var states: [(ObjectID, ModelReads.State)] = []
+                // What the models were read with, for the reads' memory, compared as it comes
+                // with what the last read of the query kept.
+                let key = query.hashValue
+                var recorder = reads.map { ModelReads.RowRecorder(names: attributes, candidate: $0.kept(query: key)) }
                 if try rows.forEachRow(query, attributes: attributes, toOne: [], { id, row in
                     models.append(try decoder.decode(id, row: row, at: 0, index: 0))
-                    if reads != nil { states.append((id, ModelReads.State(.row(names: attributes, values: Array(row.prefix(attributes.count)))))) }
+                    recorder?.add(id, row.prefix(attributes.count))
                 }) {
-                    reads?.record(states)
+                    if let reads, let recorder { reads.record(recorder, query: key) }
                     return models
                 }
             } else {
@@ -295,7 +298,7 @@ struct ModelReader: Sendable {
         var result: [ObjectID: M] = [:]
         result.reserveCapacity(objects.count)
         for object in objects { result[object.id] = try decoder.decode(object) }
-        reads?.record(objects.map { ($0.id, ModelReads.State(.object($0.values), toOne: targets[$0.id] ?? [:])) })
+        reads?.record(objects, toOne: depth > 0 ? targets : [:])
         return result
     }
 
@@ -320,11 +323,12 @@ struct ModelReader: Sendable {
             models.append(try decoder.decode(id, row: rows.values, at: i * rows.width, index: i))
         }
         if let reads {
-            let names = layout.columns.attributes
-            reads.record(rows.ids.enumerated().map { i, id in
-                (id, ModelReads.State(.row(names: names, values: Array(rows.values[(i * rows.width)..<(i * rows.width + rows.attributes)])),
-                                      toOne: targets[id] ?? [:]))
-            })
+            // The rows hold the to-one targets after the attributes: the batch takes the attributes.
+            let values = rows.width == rows.attributes ? rows.values : (0..<rows.ids.count).flatMap { i in
+                rows.values[(i * rows.width)..<(i * rows.width + rows.attributes)]
+            }
+            let toOne = depth > 0 ? rows.ids.map { targets[$0] ?? [:] } : []
+            reads.record(rows.ids, ModelReads.Batch(names: layout.columns.attributes, values: values, count: rows.ids.count, toOne: toOne))
         }
         return models
     }
