@@ -494,13 +494,27 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
             if depth == 0 {
                 // A model is its object's values: the objects the difference leaves untouched
                 // keep the models of the last state, and only the others are decoded.
-                let fresh = last.flatMap { Self.untouched(from: $0, to: snapshot) }
+                let reused = last.flatMap { Self.untouched(from: $0, to: snapshot) } ?? []
+                let lastModels = last?.models ?? []
                 var decoded: [Object] = []
-                models = try snapshot.objects.enumerated().map { position, object in
-                    if let reused = fresh.flatMap({ $0[position] }) { return reused }
-                    decoded.append(object)
-                    return try flat(object)
+                var built: [Model] = []
+                built.reserveCapacity(snapshot.objects.count)
+                var position = 0
+                while position < snapshot.objects.count {
+                    // A run of models reused in order is copied at once.
+                    if !reused.isEmpty, reused[position] >= 0 {
+                        let start = reused[position]
+                        var end = position + 1
+                        while end < reused.count, reused[end] == start + (end - position) { end += 1 }
+                        built.append(contentsOf: lastModels[start..<(start + end - position)])
+                        position = end
+                        continue
+                    }
+                    decoded.append(snapshot.objects[position])
+                    built.append(try flat(snapshot.objects[position]))
+                    position += 1
                 }
+                models = built
                 client.modelReads.record(decoded)
                 last = ModelResults(models: models, snapshot: snapshot)
             } else {
@@ -513,36 +527,46 @@ public struct ModelObservation<Model: EntityModel>: AsyncSequence, Sendable {
             return ModelResults(models: models, snapshot: snapshot)
         }
 
-        /// For each position of `snapshot`, the model of `last` that stands for its object
-        /// unchanged, or nil where the difference says the object is new, moved or updated (or
-        /// in a section that is new): the objects left untouched keep their order, so they are
-        /// the last state's objects minus those deleted, moved or in a deleted section, in order.
-        /// Nil for the whole state when the untouched objects do not line up by id (then every
-        /// model is decoded).
-        static func untouched(from last: ModelResults<Model>, to snapshot: ResultsSnapshot) -> [Model?]? {
+        /// For each position of `snapshot`, the position in `last` of the model that stands for
+        /// its object unchanged, or -1 where the difference says the object is new, moved or
+        /// updated (or in a section that is new): the objects left untouched keep their order, so
+        /// they are the last state's objects minus those deleted, moved or in a deleted section,
+        /// in order. Nil for the whole state when the untouched objects do not line up by id
+        /// (then every model is decoded).
+        static func untouched(from last: ModelResults<Model>, to snapshot: ResultsSnapshot) -> [Int]? {
             let change = snapshot.difference
             func flat(_ index: ResultIndex, _ sections: [ResultsSnapshot.Section]) -> Int? {
                 sections.indices.contains(index.section) ? sections[index.section].range.lowerBound + index.item : nil
             }
             let old = last.snapshot.sections, new = snapshot.sections
-            var gone = Set<Int>(), touched = Set<Int>(), renewed = Set<Int>()
-            for section in change.deletedSections where old.indices.contains(section) { gone.formUnion(old[section].range) }
-            for section in change.insertedSections where new.indices.contains(section) { touched.formUnion(new[section].range) }
-            for index in change.deleted { if let p = flat(index, old) { gone.insert(p) } }
-            for move in change.moved {
-                if let p = flat(move.from, old) { gone.insert(p) }
-                if let p = flat(move.to, new) { touched.insert(p) }
+            let before = last.snapshot.objects, after = snapshot.objects
+            // Flags by position (old: gone or renewed; new: touched), not sets: a state of 10,000
+            // objects with 100 changes hashes nothing.
+            var gone = [Bool](repeating: false, count: before.count), renewed = gone
+            var touched = [Bool](repeating: false, count: after.count)
+            func mark(_ flags: inout [Bool], _ position: Int?) {
+                if let position, flags.indices.contains(position) { flags[position] = true }
             }
-            for index in change.inserted { if let p = flat(index, new) { touched.insert(p) } }
+            for section in change.deletedSections where old.indices.contains(section) {
+                for position in old[section].range { mark(&gone, position) }
+            }
+            for section in change.insertedSections where new.indices.contains(section) {
+                for position in new[section].range { mark(&touched, position) }
+            }
+            for index in change.deleted { mark(&gone, flat(index, old)) }
+            for move in change.moved {
+                mark(&gone, flat(move.from, old))
+                mark(&touched, flat(move.to, new))
+            }
+            for index in change.inserted { mark(&touched, flat(index, new)) }
             // Updated in place: kept in order, decoded again.
-            for index in change.updated { if let p = flat(index, old) { renewed.insert(p) } }
-            var result = [Model?](repeating: nil, count: snapshot.objects.count)
+            for index in change.updated { mark(&renewed, flat(index, old)) }
+            var result = [Int](repeating: -1, count: after.count)
             var j = 0
-            let before = last.snapshot.objects
-            for position in snapshot.objects.indices where !touched.contains(position) {
-                while j < before.count && gone.contains(j) { j += 1 }
-                guard j < before.count, before[j].id == snapshot.objects[position].id else { return nil }
-                if !renewed.contains(j) { result[position] = last.models[j] }
+            for position in after.indices where !touched[position] {
+                while j < before.count && gone[j] { j += 1 }
+                guard j < before.count, before[j].id == after[position].id else { return nil }
+                if !renewed[j] { result[position] = j }
                 j += 1
             }
             return result
