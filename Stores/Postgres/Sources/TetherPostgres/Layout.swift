@@ -274,7 +274,7 @@ struct MigrationPlanner {
                 let name = quote(joinTable)
                 // The column's side as a (its links' `a` column), the other as b.
                 let (own, other) = aHolds ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
-                if !aHolds { swap(&set.a, &set.b) }
+                if !aHolds { (set.a, set.b) = (set.b, set.a) }
                 set.storage = "foreignKey"
                 set.table = set.a.entity
                 let relationship = set.a.relationship!

@@ -123,7 +123,7 @@ extension PostgresTransaction {
             throw StoreError(.storage, entity: entity, "allocating \(batch.count) row ids of \(entity) returned \(rowIDs.count)")
         }
         var inserted = Set<Int64>(minimumCapacity: batch.count)
-        let columns = (["\"rowid\""] + batch.attributes.map(quote) + inRow.map(\.column)).joined(separator: ", ")
+        let columns = (["\"rowid\""] + batch.attributes.map(quote) + inRow.map { $0.column }).joined(separator: ", ")
         let order = identity.isEmpty ? "1" : identity.map { String($0 + 2) }.joined(separator: ", ")
         try chunked(Array(0..<batch.count)) { rows in
             var sql = SQL("")
@@ -397,11 +397,11 @@ extension PostgresTransaction {
         let targetLock: RowLock
         switch link.storage {
         case .joinTable:
-            sourceLock = ownToOne ? .touch : .none
-            targetLock = backToOne ? .touch : .none
+            sourceLock = ownToOne ? .touch : .unlocked
+            targetLock = backToOne ? .touch : .unlocked
         case .foreignKey:
-            sourceLock = sideA ? .forUpdate : (ownToOne ? .touch : .none)
-            targetLock = sideA ? (backToOne ? .touch : .none) : .forUpdate
+            sourceLock = sideA ? .forUpdate : (ownToOne ? .touch : .unlocked)
+            targetLock = sideA ? (backToOne ? .touch : .unlocked) : .forUpdate
         }
         let sources = batch.sources.map(\.rowID)
         if !newSources {

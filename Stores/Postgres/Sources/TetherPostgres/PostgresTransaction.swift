@@ -150,7 +150,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     /// How ``existing(_:_:lock:)`` locks the rows it finds.
     enum RowLock {
         /// Not at all.
-        case none
+        case unlocked
         /// `FOR UPDATE`, in `rowid` order: rows the transaction goes on to change (a foreign-key
         /// column), locked in a stable order so that concurrent writers do not deadlock.
         case forUpdate
@@ -162,13 +162,13 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     }
 
     /// The rows among `rows` that are stored in `info`'s table.
-    func existing(_ info: Layout.EntityInfo, _ rows: [Int64], lock: RowLock = .none) throws -> Set<Int64> {
+    func existing(_ info: Layout.EntityInfo, _ rows: [Int64], lock: RowLock = .unlocked) throws -> Set<Int64> {
         var found = Set<Int64>()
         try chunked(rows) { chunk in
             var sql = SQL("")
             let array = sql.bind(Parameter.ints(chunk))
             switch lock {
-            case .none:
+            case .unlocked:
                 sql.text = "SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array))"
             case .forUpdate:
                 sql.text = "SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array)) ORDER BY \"rowid\" FOR UPDATE"

@@ -117,7 +117,8 @@ struct LayoutMigrationTests {
     static func texts(_ sql: String) async throws -> [String?] {
         try await TestDatabase.client().withConnection { connection in
             var result: [String?] = []
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestDatabase.logger).decode(String?.self) {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestDatabase.logger)
+            for try await value in rows.decode(String?.self) {
                 result.append(value)
             }
             return result
@@ -135,9 +136,9 @@ struct LayoutMigrationTests {
         try await store.migrate()
 
         // The to-one links are columns now; the join tables of the others stay.
-        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' ORDER BY 1")
+        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' ORDER BY table_name::text COLLATE \"C\"")
         #expect(tables == ["Author", "Playlist", "Playlist.songs", "Post", "Post.tags", "Profile", "Song", "Tag", "_tether_changes", "_tether_records", "_tether_schema"])
-        let columns = try await Self.texts("SELECT table_name::text || '.' || column_name::text FROM information_schema.columns WHERE table_schema = '\(namespace)' AND data_type = 'bigint' AND column_name NOT IN ('rowid', 'id', 'a', 'b', 'a_pos', 'b_pos', 'row') ORDER BY 1")
+        let columns = try await Self.texts("SELECT table_name::text || '.' || column_name::text FROM information_schema.columns WHERE table_schema = '\(namespace)' AND data_type = 'bigint' AND column_name NOT IN ('rowid', 'id', 'a', 'b', 'a_pos', 'b_pos', 'row') ORDER BY (table_name::text || '.' || column_name::text) COLLATE \"C\"")
         #expect(columns == ["Author.pinned", "Author.profile", "Post.author"])
         let record = try await Self.texts("SELECT \"value\" FROM \"\(namespace)\".\"_tether_schema\" WHERE \"key\" = 'layout'")
         #expect(record.first??.contains("\"format\":2") == true)
@@ -210,7 +211,7 @@ struct LayoutMigrationTests {
             #expect(error.kind == .incompatibleSchema, "\(error)")
             #expect(error.entity == "Author" && error.member == "profile", "\(error)")
         }
-        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' AND table_name LIKE '%.%' ORDER BY 1")
+        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' AND table_name LIKE '%.%' ORDER BY table_name::text COLLATE \"C\"")
         #expect(tables == ["Author.pinned", "Author.posts", "Author.profile", "Playlist.songs", "Post.tags"])
         let record = try await Self.texts("SELECT \"value\" FROM \"\(namespace)\".\"_tether_schema\" WHERE \"key\" = 'layout'")
         #expect(record == [Self.formatOneLayout])
@@ -224,9 +225,9 @@ struct LayoutMigrationTests {
         let store = PostgresStore(client: try TestDatabase.client(), namespace: namespace)
         try store.prepare(for: Self.schema)
         try await store.migrate()
-        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' AND table_name LIKE '%.%' ORDER BY 1")
+        let tables = try await Self.texts("SELECT table_name::text FROM information_schema.tables WHERE table_schema = '\(namespace)' AND table_name LIKE '%.%' ORDER BY table_name::text COLLATE \"C\"")
         #expect(tables == ["Playlist.songs", "Post.tags"])
-        let columns = try await Self.texts("SELECT table_name::text || '.' || column_name::text FROM information_schema.columns WHERE table_schema = '\(namespace)' AND data_type = 'bigint' AND column_name NOT IN ('rowid', 'id', 'a', 'b', 'a_pos', 'b_pos', 'row') ORDER BY 1")
+        let columns = try await Self.texts("SELECT table_name::text || '.' || column_name::text FROM information_schema.columns WHERE table_schema = '\(namespace)' AND data_type = 'bigint' AND column_name NOT IN ('rowid', 'id', 'a', 'b', 'a_pos', 'b_pos', 'row') ORDER BY (table_name::text || '.' || column_name::text) COLLATE \"C\"")
         #expect(columns == ["Author.pinned", "Author.profile", "Post.author"])
         // An import of posts with their author writes the column with the rows, and the change
         // set names the authors whose posts changed.
@@ -237,8 +238,9 @@ struct LayoutMigrationTests {
             batch.append([.int(2), .string("Bob")])
             return try writer.insert(batch)
         }
-        var posts = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
-        for i in 0..<10 { posts.append([.int(Int64(i)), .string("post \(i)")], targets: [authors[i % 2]]) }
+        var batch = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
+        for i in 0..<10 { batch.append([.int(Int64(i)), .string("post \(i)")], targets: [authors[i % 2]]) }
+        let posts = batch
         let postIDs = try await store.write { try $0.insert(posts) }
         var iterator = changes.makeAsyncIterator()
         _ = await iterator.next()
@@ -250,8 +252,9 @@ struct LayoutMigrationTests {
             #expect(try reader.count(Query("Post", where: .equal("author.name", .string("Ann")))) == 5)
         }
         // A link to an object that is not stored is refused before anything is inserted.
-        var dangling = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
-        dangling.append([.int(100), .string("dangling")], targets: [Self.id("Author", 999)])
+        var danglingBatch = InsertBatch(entity: "Post", attributes: ["id", "title"], relationships: ["author"])
+        danglingBatch.append([.int(100), .string("dangling")], targets: [Self.id("Author", 999)])
+        let dangling = danglingBatch
         await #expect(throws: StoreError.self) { try await store.write { _ = try $0.insert(dangling) } }
         #expect(try await store.read { try $0.count(Query("Post")) } == 10)
     }
