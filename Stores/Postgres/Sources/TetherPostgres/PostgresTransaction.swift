@@ -90,7 +90,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     }
 
     /// Finds the stored rows of `identities` in one statement per chunk: the identities are bound
-    /// as one array per identity attribute and joined with the table on its unique index. Calls
+    /// as one array per identity attribute, each looked up in the table's unique index. Calls
     /// `found` with each identity's position and its row (`columns`, then the position). An
     /// identity of the wrong arity or of values the attributes cannot hold finds nothing.
     private func lookUp(_ info: Layout.EntityInfo, _ identities: [IdentityKey], columns: String,
@@ -125,8 +125,11 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
             let ordinals = sql.bind(Parameter.ints(positions[start..<end])) + "::bigint[]"
             let names = identity.indices.map { "k\($0)" }
             let join = identity.enumerated().map { k, attribute in "t.\(quote(attribute.name)) = v.k\(k)" }.joined(separator: " AND ")
+            // Each key probes the identity's unique index (a lateral subquery, kept apart by
+            // OFFSET 0, so that PostgreSQL does not hash the whole table instead: its statistics
+            // do not know that the table grew during the import).
             sql.text = "SELECT \(selected), v.ord FROM unnest(\(arrays.joined(separator: ", ")), \(ordinals)) AS v(\(names.joined(separator: ", ")), ord) "
-                + "JOIN \(info.table) t ON \(join)"
+                + "CROSS JOIN LATERAL (SELECT * FROM \(info.table) AS t WHERE \(join) OFFSET 0) AS t"
             let rows = try connection.query(sql, "finding \(info.entity.name) by identity", entity: info.entity.name)
             for row in rows {
                 let cells = Cells(row)
