@@ -1,5 +1,7 @@
+import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 import Testing
 import Tether
 import TetherPostgres
@@ -263,5 +265,61 @@ struct LayoutMigrationTests {
         let dangling = danglingBatch
         await #expect(throws: StoreError.self) { try await store.write { _ = try $0.insert(dangling) } }
         #expect(try await store.read { try $0.count(Query("Post")) } == 10)
+    }
+    /// Counts the bodies that reached the rendezvous of a concurrent test.
+    final class Arrivals: Sendable {
+        let count = Atomic(0)
+    }
+
+    /// Two instances link two authors to one profile (a one-to-one: the column is the author's)
+    /// at the same moment, each from a snapshot taken before the other wrote: the profile row is
+    /// touched, so the second fails to serialise, runs again, and takes the profile from the
+    /// first. The profile ends with one author, never two.
+    @Test func twoInstancesLinkingOneProfileLeaveItOneAuthor() async throws {
+        let namespace = TestDatabase.namespace("onetoone")
+        defer { Task { await TestDatabase.drop([namespace]) } }
+        let client = try TestDatabase.client()
+        let first = PostgresStore(client: client, namespace: namespace)
+        try first.prepare(for: Self.schema)
+        let (authors, profile) = try await first.write { writer -> ([ObjectID], ObjectID) in
+            var batch = InsertBatch(entity: "Author", attributes: ["id", "name"])
+            batch.append([.int(1), .string("Ann")])
+            batch.append([.int(2), .string("Bob")])
+            let authors = try writer.insert(batch)
+            return (authors, try writer.insert("Profile", values: ["id": .int(1)]).id)
+        }
+        let second = PostgresStore(client: client, namespace: namespace)
+        try second.prepare(for: Self.schema)
+        try await second.migrate()
+        let arrivals = Arrivals()
+        let met = Arrivals()   // the bodies that met the other at the rendezvous
+        @Sendable func link(_ store: PostgresStore, _ author: ObjectID) async throws {
+            let attempts = Arrivals()
+            try await store.write { writer in
+                _ = try writer.object(author)   // the transaction's snapshot
+                if attempts.count.add(1, ordering: .relaxed).newValue == 1 {
+                    // Both snapshots taken before either writes (at most 30 s apart: on a
+                    // loaded machine one may come later, and then neither needs to run again).
+                    arrivals.count.add(1, ordering: .relaxed)
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while arrivals.count.load(ordering: .relaxed) < 2 && ContinuousClock.now < deadline { usleep(1000) }
+                    if arrivals.count.load(ordering: .relaxed) == 2 { met.count.add(1, ordering: .relaxed) }
+                }
+                try writer.setRelated("profile", of: author, to: [profile])
+            }
+        }
+        async let one: Void = link(first, authors[0])
+        async let two: Void = link(second, authors[1])
+        _ = try await (one, two)
+        let (linked, profiles) = try await first.read { reader in
+            (try reader.related("author", of: profile), try reader.related("profile", of: authors))
+        }
+        #expect(linked.count == 1, "\(linked)")
+        let holders = authors.filter { !(profiles[$0] ?? []).isEmpty }
+        #expect(holders == linked, "\(profiles)")
+        if met.count.load(ordering: .relaxed) == 2 {
+            // Both wrote from snapshots that did not see the other's link: one ran again.
+            #expect(first.counters.retries + second.counters.retries >= 1)
+        }
     }
 }
