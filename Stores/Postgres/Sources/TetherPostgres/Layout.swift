@@ -6,7 +6,11 @@ import Tether
 /// schema dropped stay (retired), with their data, so that adding them back is safe.
 struct StoredLayout: Codable, Sendable, Equatable {
     static let metadataTable = "_tether_schema"
-    static let currentFormat = 1
+    /// 1: every relationship in a join table; 2: a to-one relationship (unless its inverse is
+    /// ordered) as a foreign-key column of its entity's table (`storage` "foreignKey"), as the
+    /// SQLite store keeps it. A format-1 namespace is migrated to 2 when it is opened: its to-one
+    /// links are copied from their join tables into the columns, and the join tables dropped.
+    static let currentFormat = 2
 
     struct StoredAttribute: Codable, Sendable, Equatable {
         var name: String
@@ -29,13 +33,20 @@ struct StoredLayout: Codable, Sendable, Equatable {
         var kind: String?
     }
 
-    /// A relationship and its inverse: one set of links, in a join table with columns `a`, `b`,
-    /// `a_pos`, `b_pos` (a side that is not ordered keeps position 0). Side `a` names a relationship.
+    /// A relationship and its inverse: one set of links. Side `a` names a relationship.
     struct StoredLinkSet: Codable, Sendable, Equatable {
         var a: End
         var b: End
+        /// The join table (`storage` "joinTable" or, in format 1, absent): columns `a`, `b`,
+        /// `a_pos`, `b_pos` (a side that is not ordered keeps position 0); or, for "foreignKey",
+        /// side a's entity, whose table has a column named after `a.relationship` holding side
+        /// b's `rowid`.
         var table: String
         var retired: Bool = false
+        /// "foreignKey" or "joinTable"; nil in format 1, where every link set is a join table.
+        var storage: String?
+
+        var isForeignKey: Bool { storage == "foreignKey" }
     }
 
     var format: Int = StoredLayout.currentFormat
@@ -74,6 +85,10 @@ enum SystemTables {
 struct MigrationPlanner {
     var layout: StoredLayout
     var ddl: [String] = []
+    /// Queries run before `ddl` that must find no row, else the migration is refused with the
+    /// message (nothing changed): a to-one side that a format-1 join table links more than once,
+    /// which one column cannot hold.
+    var checks: [(sql: String, entity: String, member: String, message: String)] = []
     let schema: Schema
     let namespace: String
 
@@ -124,6 +139,8 @@ struct MigrationPlanner {
         if layout.format > StoredLayout.currentFormat {
             throw StoreError(.incompatibleSchema, "the namespace '\(namespace)' uses format \(layout.format), newer than this version of Tether understands (\(StoredLayout.currentFormat))")
         }
+        let upgrading = layout.format < 2
+        layout.format = StoredLayout.currentFormat
         var present = Set<String>()
         for entity in schema.entities {
             present.insert(entity.name)
@@ -141,6 +158,9 @@ struct MigrationPlanner {
                         }
                         stored.attributes[a].retired = false
                     } else {
+                        if foreignKeyColumns(of: entity.name).contains(attribute.name) {
+                            throw incompatible(entity.name, attribute.name, "\(entity.name).\(attribute.name) reuses the column of a retired to-one relationship")
+                        }
                         stored.attributes.append(.init(name: attribute.name, type: attribute.type.description))
                         ddl.append("ALTER TABLE \(table(entity.name)) ADD COLUMN \(quote(attribute.name)) \(Codec.columnType(attribute.type))")
                     }
@@ -151,7 +171,7 @@ struct MigrationPlanner {
                 stored.retired = false
                 layout.entities[index] = stored
             } else {
-                if layout.linkSets.contains(where: { $0.table == entity.name }) {
+                if layout.linkSets.contains(where: { !$0.isForeignKey && $0.table == entity.name }) {
                     throw incompatible(entity.name, nil, "the table of entity \(entity.name) would collide with a join table")
                 }
                 layout.entities.append(.init(name: entity.name, identity: entity.identity,
@@ -202,6 +222,75 @@ struct MigrationPlanner {
         for index in layout.linkSets.indices {
             layout.linkSets[index].retired = !live.contains(index)
         }
+        if upgrading { upgradeJoinTables() }
+    }
+
+    /// The foreign-key columns of `entity`'s table (live and retired).
+    private func foreignKeyColumns(of entity: String) -> Set<String> {
+        Set(layout.linkSets.filter { $0.isForeignKey && $0.a.entity == entity }.compactMap(\.a.relationship))
+    }
+
+    /// Whether `entity`'s table can take a foreign-key column `column`: no attribute (live or
+    /// retired) or other foreign key has its name, it is not `rowid`, and PostgreSQL can name it.
+    private func isFreeColumn(_ entity: String, _ column: String) -> Bool {
+        guard column != "rowid", column.utf8.count <= 63 else { return false }
+        let attributes = layout.entities.first { $0.name == entity }?.attributes.map(\.name) ?? []
+        return !attributes.contains(column) && !foreignKeyColumns(of: entity).contains(column)
+    }
+
+    /// Where a relationship's links go (the SQLite store's rule): a to-one relationship whose
+    /// inverse is not ordered is a column of its own entity's table; else a to-one inverse that
+    /// is not the inverse of an ordered relationship is a column of the destination's table
+    /// (so a one-to-one is a column of the side declared first); anything else is a join table.
+    /// Returns true with side a first when side a holds the column, false with the sides swapped
+    /// when side b does, nil for a join table. A column name that is taken keeps a join table.
+    private func columnSide(_ a: StoredLayout.End, _ b: StoredLayout.End) -> Bool? {
+        if a.kind == "toOne" && b.kind != "orderedToMany", let name = a.relationship, isFreeColumn(a.entity, name) { return true }
+        if b.kind == "toOne" && a.kind != "orderedToMany", let name = b.relationship, isFreeColumn(b.entity, name) { return false }
+        return nil
+    }
+
+    /// The statements that add the foreign-key column of `set` (side a holds it): `bigint`,
+    /// referencing side b's `rowid` (a link never outlives its target: deleting the target
+    /// clears it), and indexed, so that the other side finds its links.
+    private func addColumn(_ set: StoredLayout.StoredLinkSet) -> [String] {
+        let column = quote(set.a.relationship!)
+        let own = table(set.a.entity)
+        return ["ALTER TABLE \(own) ADD COLUMN \(column) bigint REFERENCES \(table(set.b.entity)) (\"rowid\") ON DELETE SET NULL",
+                "CREATE INDEX ON \(own) (\(column))"]
+    }
+
+    /// Format 1 kept every relationship in a join table: each live link set that format 2 keeps
+    /// as a column gets it, its links copied, and its join table dropped (in the migration's
+    /// transaction: all of it or nothing). A to-one side linked more than once (which the store
+    /// never wrote) would lose links: the migration is refused instead (`checks`). Retired link
+    /// sets stay join tables (with their links), as do the others.
+    private mutating func upgradeJoinTables() {
+        for index in layout.linkSets.indices where layout.linkSets[index].storage == nil {
+            var set = layout.linkSets[index]
+            set.storage = "joinTable"
+            if !set.retired, let aHolds = columnSide(set.a, set.b) {
+                let joinTable = set.table
+                let name = quote(joinTable)
+                // The column's side as a (its links' `a` column), the other as b.
+                let (own, other) = aHolds ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+                if !aHolds { (set.a, set.b) = (set.b, set.a) }
+                set.storage = "foreignKey"
+                set.table = set.a.entity
+                let relationship = set.a.relationship!
+                checks.append((
+                    sql: "SELECT 1 FROM \(table(joinTable)) GROUP BY \(own) HAVING count(*) > 1 LIMIT 1",
+                    entity: set.a.entity, member: relationship,
+                    message: "the namespace '\(namespace)' cannot be migrated to format \(StoredLayout.currentFormat): an object of \(set.a.entity) has more than one link in its to-one relationship '\(relationship)' (join table \(name)); the namespace was left untouched"))
+                // The join table seen from the column's side.
+                let add = addColumn(set)
+                ddl.append(add[0])
+                ddl.append("UPDATE \(table(set.a.entity)) AS t SET \(quote(relationship)) = j.\(other) FROM \(table(joinTable)) AS j WHERE t.\"rowid\" = j.\(own)")
+                ddl.append(contentsOf: add.dropFirst())
+                ddl.append("DROP TABLE \(table(joinTable))")
+            }
+            layout.linkSets[index] = set
+        }
     }
 
     private func describe(_ identity: [String]) -> String {
@@ -239,6 +328,9 @@ struct MigrationPlanner {
             if find(other.entity, new.name) != nil {
                 throw incompatible(other.entity, new.name, "\(other.entity).\(new.name) became the inverse of \(entity).\(relationship.name) but is stored separately")
             }
+            if set.isForeignKey && new.isOrdered {
+                throw incompatible(other.entity, new.name, "\(other.entity).\(new.name) is an ordered inverse of \(entity).\(relationship.name), which is stored as a column without order")
+            }
             let end = StoredLayout.End(entity: other.entity, relationship: new.name, kind: new.kind.storedName)
             if sideA { set.b = end } else { set.a = end }
         case (let old, let new):
@@ -250,10 +342,18 @@ struct MigrationPlanner {
     private mutating func create(_ entity: Entity, _ relationship: Relationship, _ inverse: Relationship?) throws(StoreError) -> Int {
         let mine = StoredLayout.End(entity: entity.name, relationship: relationship.name, kind: relationship.kind.storedName)
         let theirs = StoredLayout.End(entity: relationship.destination, relationship: inverse?.name, kind: inverse?.kind.storedName)
+        if let aHolds = columnSide(mine, theirs) {
+            let set = aHolds
+                ? StoredLayout.StoredLinkSet(a: mine, b: theirs, table: entity.name, storage: "foreignKey")
+                : StoredLayout.StoredLinkSet(a: theirs, b: mine, table: relationship.destination, storage: "foreignKey")
+            ddl.append(contentsOf: addColumn(set))
+            layout.linkSets.append(set)
+            return layout.linkSets.count - 1
+        }
         let name = entity.name + "." + relationship.name
         try checkLength(name, entity.name, relationship.name)
         if schema.entities.contains(where: { $0.name == name }) || layout.entities.contains(where: { $0.name == name })
-            || layout.linkSets.contains(where: { $0.table == name }) {
+            || layout.linkSets.contains(where: { !$0.isForeignKey && $0.table == name }) {
             throw StoreError(.unsupported, entity: entity.name, member: relationship.name,
                              "the join table '\(name)' of \(entity.name).\(relationship.name) collides with another table")
         }
@@ -262,7 +362,7 @@ struct MigrationPlanner {
                    + "\"b\" bigint NOT NULL REFERENCES \(table(theirs.entity)) (\"rowid\") ON DELETE CASCADE, "
                    + "\"a_pos\" bigint NOT NULL DEFAULT 0, \"b_pos\" bigint NOT NULL DEFAULT 0, PRIMARY KEY (\"a\", \"b\"))")
         ddl.append("CREATE INDEX ON \(table(name)) (\"b\", \"a\")")
-        layout.linkSets.append(.init(a: mine, b: theirs, table: name))
+        layout.linkSets.append(.init(a: mine, b: theirs, table: name, storage: "joinTable"))
         return layout.linkSets.count - 1
     }
 }
@@ -279,6 +379,14 @@ struct Layout: Sendable {
         let identity: [Attribute]
     }
 
+    /// Where a link set's links are.
+    enum Storage: Sendable {
+        /// A join table (qualified, quoted) with columns `a`, `b`, `a_pos`, `b_pos`.
+        case joinTable(String)
+        /// A column (quoted) of side a's table (qualified, quoted) holding side b's `rowid`.
+        case foreignKey(table: String, column: String)
+    }
+
     struct LinkInfo: Sendable {
         let aEntity: String
         let bEntity: String
@@ -286,8 +394,7 @@ struct Layout: Sendable {
         let bToOne: Bool
         let aOrdered: Bool
         let bOrdered: Bool
-        /// The qualified, quoted join table.
-        let table: String
+        let storage: Storage
         /// The relationship of side a, and of side b (nil without an inverse).
         let aName: String
         let bName: String?
@@ -300,8 +407,8 @@ struct Layout: Sendable {
     let relationships: [String: [String: (Int, Bool)]]
     /// entity -> live link sets where the entity is side b without a relationship (no inverse)
     let unnamedIncoming: [String: [Int]]
-    /// entity -> retired join tables that touch it: (table, entity is side a, entity is side b)
-    let retired: [String: [(String, Bool, Bool)]]
+    /// entity -> retired link sets that touch it: (storage, entity is side a, entity is side b)
+    let retired: [String: [(Storage, Bool, Bool)]]
 
     /// The qualified, quoted name of a table of the namespace.
     func table(_ name: String) -> String { quote(namespace) + "." + quote(name) }
@@ -320,19 +427,21 @@ struct Layout: Sendable {
         var links: [LinkInfo] = []
         var relationships: [String: [String: (Int, Bool)]] = [:]
         var unnamed: [String: [Int]] = [:]
-        var retired: [String: [(String, Bool, Bool)]] = [:]
+        var retired: [String: [(Storage, Bool, Bool)]] = [:]
         for set in stored.linkSets {
-            let table = qualified(set.table)
+            let storage: Storage = set.isForeignKey
+                ? .foreignKey(table: qualified(set.table), column: quote(set.a.relationship!))
+                : .joinTable(qualified(set.table))
             if set.retired {
-                retired[set.a.entity, default: []].append((table, true, set.a.entity == set.b.entity))
-                if set.b.entity != set.a.entity { retired[set.b.entity, default: []].append((table, false, true)) }
+                retired[set.a.entity, default: []].append((storage, true, set.a.entity == set.b.entity))
+                if set.b.entity != set.a.entity { retired[set.b.entity, default: []].append((storage, false, true)) }
                 continue
             }
             let index = links.count
             links.append(LinkInfo(aEntity: set.a.entity, bEntity: set.b.entity,
                                   aToOne: set.a.kind == "toOne", bToOne: set.b.kind == "toOne",
                                   aOrdered: set.a.kind == "orderedToMany", bOrdered: set.b.kind == "orderedToMany",
-                                  table: table, aName: set.a.relationship!, bName: set.b.relationship))
+                                  storage: storage, aName: set.a.relationship!, bName: set.b.relationship))
             relationships[set.a.entity, default: [:]][set.a.relationship!] = (index, true)
             if let name = set.b.relationship {
                 relationships[set.b.entity, default: [:]][name] = (index, false)

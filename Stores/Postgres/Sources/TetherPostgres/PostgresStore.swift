@@ -17,7 +17,9 @@ public import Tether
 ///
 /// Everything lives in the PostgreSQL schema named by `namespace` (created if needed and migrated
 /// additively by ``prepare(for:)``): a table per entity with a `rowid` (the `ObjectID.rowID`) and
-/// a column per attribute, a unique index on the identity, and a join table per relationship.
+/// a column per attribute, a unique index on the identity, a foreign-key column per to-one
+/// relationship (unless its inverse is ordered: one column for a one-to-one), and a join table per
+/// other relationship.
 ///
 /// **Transactions.** Each ``write(_:)`` is one transaction at `REPEATABLE READ` on a connection
 /// leased from the pool for that transaction only; the writes of one store instance run one at a
@@ -210,6 +212,11 @@ public final class PostgresStore: Store {
             var planner = MigrationPlanner(stored: stored, schema: schema, namespace: namespace)
             try planner.plan()
             if planner.layout != stored {
+                for check in planner.checks {
+                    if !(try connection.query(SQL(check.sql), "checking the namespace before its migration")).isEmpty {
+                        throw StoreError(.incompatibleSchema, entity: check.entity, member: check.member, check.message)
+                    }
+                }
                 for statement in planner.ddl { try connection.execute(statement, "migrating the schema (\(statement))") }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]

@@ -58,7 +58,19 @@ extension PostgresTransaction {
         guard Set(batch.attributes).count == batch.attributes.count else {
             throw StoreError(.unsupported, entity: entity, "an insert batch of \(entity) names an attribute twice")
         }
-        for name in batch.relationships { _ = try relationship(entity, name) }
+        // A to-one relationship kept as a column of this table (whose inverse is not to-one:
+        // a one-to-one's other side must lose its partner first) is written with the rows; the
+        // others are linked after the insert.
+        var inRow: [(relationship: Int, column: String, destination: String)] = []
+        var afterRow: [Int] = []
+        for (r, name) in batch.relationships.enumerated() {
+            let (link, sideA) = try relationship(entity, name)
+            if sideA, !link.bToOne, case .foreignKey(_, let column) = link.storage, !inRow.contains(where: { $0.column == column }) {
+                inRow.append((r, column, link.bEntity))
+            } else {
+                afterRow.append(r)
+            }
+        }
         let identity = try info.entity.identity.map { name in
             guard let position = batch.attributes.firstIndex(of: name) else {
                 throw StoreError(.missingIdentity, entity: entity, member: name,
@@ -79,15 +91,39 @@ extension PostgresTransaction {
                 }
             }
         }
-        // Row ids, in ascending order, one per row.
+        // The targets written with the rows: of the destination, and stored (each once; a
+        // target deleted meanwhile by another transaction fails the column's foreign key).
+        var inRowTargets: [[Int64]] = []
+        for (r, _, destination) in inRow {
+            var wanted = Set<Int64>()
+            for row in 0..<batch.count {
+                guard let target = batch.target(row: row, relationship: r) else { continue }
+                guard target.entity == destination else {
+                    throw StoreError(.typeMismatch, entity: entity, member: batch.relationships[r],
+                                     "\(entity).\(batch.relationships[r]) links to \(destination), not \(target.entity)")
+                }
+                wanted.insert(target.rowID)
+            }
+            let targets = wanted.sorted()
+            if !targets.isEmpty {
+                let found = try existing(try self.info(destination), targets)
+                if let missing = targets.first(where: { !found.contains($0) }) {
+                    throw StoreError(.objectNotFound, entity: destination, "no object \(ObjectID(entity: destination, rowID: missing))")
+                }
+            }
+            inRowTargets.append(targets)
+        }
+        // Row ids, in ascending order, one per row, in one statement: the sequence is named once
+        // (the subquery, kept apart by OFFSET 0, is not evaluated per row).
         var allocate = SQL("")
-        allocate.text = "SELECT nextval(pg_get_serial_sequence(\(allocate.bind(.text(info.table))), 'rowid')) FROM generate_series(1, \(allocate.bind(.int(Int64(batch.count)))))"
+        allocate.text = "SELECT nextval(s.\"id\") FROM (SELECT pg_get_serial_sequence(\(allocate.bind(.text(info.table))), 'rowid')::regclass AS \"id\" OFFSET 0) AS s, "
+            + "generate_series(1, \(allocate.bind(.int(Int64(batch.count)))))"
         let rowIDs = try connection.query(allocate, "allocating row ids of \(entity)", entity: entity).compactMap { Cells($0).int(0) }.sorted()
         guard rowIDs.count == batch.count else {
             throw StoreError(.storage, entity: entity, "allocating \(batch.count) row ids of \(entity) returned \(rowIDs.count)")
         }
         var inserted = Set<Int64>(minimumCapacity: batch.count)
-        let columns = (["\"rowid\""] + batch.attributes.map(quote)).joined(separator: ", ")
+        let columns = (["\"rowid\""] + batch.attributes.map(quote) + inRow.map { $0.column }).joined(separator: ", ")
         let order = identity.isEmpty ? "1" : identity.map { String($0 + 2) }.joined(separator: ", ")
         try chunked(Array(0..<batch.count)) { rows in
             var sql = SQL("")
@@ -95,6 +131,10 @@ extension PostgresTransaction {
             for (a, type) in types.enumerated() {
                 let values = rows.map { Codec.encode(batch.value(row: $0, attribute: a), as: type) }
                 arrays.append(sql.bind(.array(Codec.elementType(type), values)) + "::" + Codec.arrayCast(type))
+            }
+            for (r, _, _) in inRow {
+                let targets = rows.map { row -> Parameter? in batch.target(row: row, relationship: r).map { Parameter.int($0.rowID) } }
+                arrays.append(sql.bind(.array(.int8, targets)) + "::bigint[]")
             }
             sql.text = "INSERT INTO \(info.table) (\(columns)) SELECT * FROM unnest(\(arrays.joined(separator: ", "))) ORDER BY \(order) ON CONFLICT DO NOTHING RETURNING \"rowid\""
             for row in try connection.query(sql, "inserting \(rows.count) objects of \(entity)", entity: entity) {
@@ -112,7 +152,12 @@ extension PostgresTransaction {
         }
         let ids = rowIDs.map { ObjectID(entity: entity, rowID: $0) }
         changes.inserted.formUnion(ObjectIDSet(ids))
-        for (r, name) in batch.relationships.enumerated() {
+        for (k, (r, _, destination)) in inRow.enumerated() {
+            changes.recordUpdate(of: inRowTargets[k].map { ObjectID(entity: destination, rowID: $0) },
+                                 properties: [otherSide(of: entity, batch.relationships[r])])
+        }
+        for r in afterRow {
+            let name = batch.relationships[r]
             var links = LinkBatch(entity: entity, relationship: name)
             for (row, id) in ids.enumerated() {
                 if let target = batch.target(row: row, relationship: r) { links.append(id, to: CollectionOfOne(target)) }
@@ -229,15 +274,28 @@ extension PostgresTransaction {
         for index in layout.unnamedIncoming[id.entity] ?? [] {
             let link = layout.links[index]
             var sql = SQL("")
-            sql.text = "DELETE FROM \(link.table) WHERE \"b\" = \(sql.bind(.int(id.rowID))) RETURNING \"a\""
+            let row = sql.bind(.int(id.rowID))
+            switch link.storage {
+            case .joinTable(let table):
+                sql.text = "DELETE FROM \(table) WHERE \"b\" = \(row) RETURNING \"a\""
+            case .foreignKey(let table, let column):
+                sql.text = "UPDATE \(table) SET \(column) = NULL WHERE \(column) = \(row) RETURNING \"rowid\""
+            }
             let sources = try connection.query(sql, "unlinking \(id)", entity: id.entity).compactMap { Cells($0).int(0) }
             changes.recordUpdate(of: sources.map { ObjectID(entity: link.aEntity, rowID: $0) }, properties: [link.aName])
         }
-        for (table, isA, isB) in layout.retired[id.entity] ?? [] {
+        for (storage, isA, isB) in layout.retired[id.entity] ?? [] {
             var sql = SQL("")
             let row = sql.bind(.int(id.rowID))
-            let conditions = (isA ? ["\"a\" = \(row)"] : []) + (isB ? ["\"b\" = \(row)"] : [])
-            sql.text = "DELETE FROM \(table) WHERE \(conditions.joined(separator: " OR "))"
+            switch storage {
+            case .joinTable(let table):
+                let conditions = (isA ? ["\"a\" = \(row)"] : []) + (isB ? ["\"b\" = \(row)"] : [])
+                sql.text = "DELETE FROM \(table) WHERE \(conditions.joined(separator: " OR "))"
+            case .foreignKey(let table, let column):
+                // The column of side a goes with its row; rows naming this one as side b lose it.
+                guard isB else { continue }
+                sql.text = "UPDATE \(table) SET \(column) = NULL WHERE \(column) = \(row)"
+            }
             try connection.query(sql, "unlinking \(id) from a retired relationship", entity: id.entity)
         }
         var sql = SQL("")
@@ -278,11 +336,14 @@ extension PostgresTransaction {
     }
 
     /// Writes a batch of links in a few statements whatever its size: the sources' and targets'
-    /// existence (touching the rows of a to-one side, so that concurrent writers of the same
-    /// to-one side fail to serialise and are retried), the sources' current links (and the
-    /// targets' when a target has one partner at most), then one `DELETE` of the links that go
-    /// and one `INSERT` of those that come. `newSources`: the sources were inserted by this
-    /// transaction and have no links yet.
+    /// existence (locking the rows of a to-one side in `rowid` order: the rows whose foreign-key
+    /// column may change `FOR UPDATE`, and touching the others, so that concurrent writers of the
+    /// same to-one side fail to serialise and are retried rather than link it twice), the
+    /// sources' current links (and the targets' when a target has one partner at most), then,
+    /// for a foreign-key column, one `UPDATE ... FROM unnest(...)` of the rows whose column
+    /// changes, or, for a join table, one `DELETE` of the links that go and one `INSERT` of those
+    /// that come. `newSources`: the sources were inserted by this transaction and have no links
+    /// yet.
     func setRelated(_ batch: LinkBatch, newSources: Bool) throws {
         try checkOpen(writing: true)
         guard !batch.isEmpty else { return }
@@ -329,16 +390,29 @@ extension PostgresTransaction {
             allTargets.formUnion(unique)
             rows.append(unique)
         }
+        // How each side's rows are locked: a join table's to-one side is touched; a column's own
+        // rows (side a) are locked for the update that may follow, and the other side, when it
+        // is to-one (a one-to-one), is touched.
+        let sourceLock: RowLock
+        let targetLock: RowLock
+        switch link.storage {
+        case .joinTable:
+            sourceLock = ownToOne ? .touch : .unlocked
+            targetLock = backToOne ? .touch : .unlocked
+        case .foreignKey:
+            sourceLock = sideA ? .forUpdate : (ownToOne ? .touch : .unlocked)
+            targetLock = sideA ? (backToOne ? .touch : .unlocked) : .forUpdate
+        }
         let sources = batch.sources.map(\.rowID)
         if !newSources {
-            let found = try existing(sourceInfo, sources, lock: ownToOne)
+            let found = try existing(sourceInfo, sources, lock: sourceLock)
             if let missing = sources.first(where: { !found.contains($0) }) {
                 throw StoreError(.objectNotFound, entity: batch.entity, "no object \(ObjectID(entity: batch.entity, rowID: missing))")
             }
         }
         let targetList = allTargets.sorted()
         if !targetList.isEmpty {
-            let found = try existing(destinationInfo, targetList, lock: backToOne)
+            let found = try existing(destinationInfo, targetList, lock: targetLock)
             if let missing = targetList.first(where: { !found.contains($0) }) {
                 throw StoreError(.objectNotFound, entity: destination, "no object \(ObjectID(entity: destination, rowID: missing))")
             }
@@ -360,10 +434,10 @@ extension PostgresTransaction {
             for (target, links) in try readLinks(link, sideA: !sideA, of: targetList) {
                 back[target] = links.map(\.target)
             }
-        } else if backOrdered && !targetList.isEmpty {
+        } else if backOrdered && !targetList.isEmpty, case .joinTable(let table) = link.storage {
             var sql = SQL("")
             let other = sideA ? "b" : "a"
-            sql.text = "SELECT \"\(other)\", max(\"\(other)_pos\") FROM \(link.table) WHERE \"\(other)\" = ANY(\(sql.bind(Parameter.ints(targetList)))) GROUP BY \"\(other)\""
+            sql.text = "SELECT \"\(other)\", max(\"\(other)_pos\") FROM \(table) WHERE \"\(other)\" = ANY(\(sql.bind(Parameter.ints(targetList)))) GROUP BY \"\(other)\""
             for row in try connection.query(sql, "reading link positions", entity: destination) {
                 let cells = Cells(row)
                 lastPosition[cells.int(0)!] = cells.int(1)!
@@ -424,26 +498,45 @@ extension PostgresTransaction {
             changedSources.append(id)
         }
 
-        // Write the difference: links that go, then links that come.
+        // Write the difference.
         func columns(_ pair: Pair) -> (a: Int64, b: Int64) { sideA ? (pair.source, pair.target) : (pair.target, pair.source) }
-        let gone = deleted.sorted { columns($0) < columns($1) }
-        try chunked(gone) { chunk in
-            var sql = SQL("")
-            let a = sql.bind(Parameter.ints(chunk.map { columns($0).a }))
-            let b = sql.bind(Parameter.ints(chunk.map { columns($0).b }))
-            sql.text = "DELETE FROM \(link.table) AS l USING unnest(\(a)::bigint[], \(b)::bigint[]) AS v(a, b) WHERE l.\"a\" = v.a AND l.\"b\" = v.b"
-            try connection.query(sql, "unlinking \(batch.entity).\(batch.relationship)", entity: batch.entity)
-        }
-        let come = added.sorted { columns($0.key) < columns($1.key) }
-        try chunked(come) { chunk in
-            var sql = SQL("")
-            let a = sql.bind(Parameter.ints(chunk.map { columns($0.key).a }))
-            let b = sql.bind(Parameter.ints(chunk.map { columns($0.key).b }))
-            let aPos = sql.bind(Parameter.ints(chunk.map { sideA ? $0.value.own : $0.value.other }))
-            let bPos = sql.bind(Parameter.ints(chunk.map { sideA ? $0.value.other : $0.value.own }))
-            sql.text = "INSERT INTO \(link.table) (\"a\", \"b\", \"a_pos\", \"b_pos\") SELECT * FROM unnest(\(a)::bigint[], \(b)::bigint[], \(aPos)::bigint[], \(bPos)::bigint[]) "
-                + "ON CONFLICT (\"a\", \"b\") DO UPDATE SET \"a_pos\" = EXCLUDED.\"a_pos\", \"b_pos\" = EXCLUDED.\"b_pos\""
-            try connection.query(sql, "linking \(batch.entity).\(batch.relationship)", entity: batch.entity)
+        switch link.storage {
+        case .foreignKey(let table, let column):
+            // Each side-a row whose column changes, and its new value: NULL where its link goes,
+            // the target where one comes (a to-one row gains one link at most, having lost the
+            // one it had), in `rowid` order, one statement per chunk.
+            var values: [Int64: Int64?] = [:]
+            for pair in deleted { values.updateValue(nil, forKey: columns(pair).a) }
+            for pair in added.keys { values.updateValue(columns(pair).b, forKey: columns(pair).a) }
+            let rows = values.keys.sorted()
+            try chunked(rows) { chunk in
+                var sql = SQL("")
+                let ids = sql.bind(Parameter.ints(chunk))
+                let targets = sql.bind(.array(.int8, chunk.map { row -> Parameter? in values[row]!.map { Parameter.int($0) } }))
+                sql.text = "UPDATE \(table) AS t SET \(column) = v.b FROM unnest(\(ids)::bigint[], \(targets)::bigint[]) AS v(id, b) WHERE t.\"rowid\" = v.id"
+                try connection.query(sql, "linking \(batch.entity).\(batch.relationship)", entity: batch.entity)
+            }
+        case .joinTable(let table):
+            // Links that go, then links that come.
+            let gone = deleted.sorted { columns($0) < columns($1) }
+            try chunked(gone) { chunk in
+                var sql = SQL("")
+                let a = sql.bind(Parameter.ints(chunk.map { columns($0).a }))
+                let b = sql.bind(Parameter.ints(chunk.map { columns($0).b }))
+                sql.text = "DELETE FROM \(table) AS l USING unnest(\(a)::bigint[], \(b)::bigint[]) AS v(a, b) WHERE l.\"a\" = v.a AND l.\"b\" = v.b"
+                try connection.query(sql, "unlinking \(batch.entity).\(batch.relationship)", entity: batch.entity)
+            }
+            let come = added.sorted { columns($0.key) < columns($1.key) }
+            try chunked(come) { chunk in
+                var sql = SQL("")
+                let a = sql.bind(Parameter.ints(chunk.map { columns($0.key).a }))
+                let b = sql.bind(Parameter.ints(chunk.map { columns($0.key).b }))
+                let aPos = sql.bind(Parameter.ints(chunk.map { sideA ? $0.value.own : $0.value.other }))
+                let bPos = sql.bind(Parameter.ints(chunk.map { sideA ? $0.value.other : $0.value.own }))
+                sql.text = "INSERT INTO \(table) (\"a\", \"b\", \"a_pos\", \"b_pos\") SELECT * FROM unnest(\(a)::bigint[], \(b)::bigint[], \(aPos)::bigint[], \(bPos)::bigint[]) "
+                    + "ON CONFLICT (\"a\", \"b\") DO UPDATE SET \"a_pos\" = EXCLUDED.\"a_pos\", \"b_pos\" = EXCLUDED.\"b_pos\""
+                try connection.query(sql, "linking \(batch.entity).\(batch.relationship)", entity: batch.entity)
+            }
         }
         changes.recordUpdate(of: changedSources.map { ObjectID(entity: batch.entity, rowID: $0) }, properties: [batch.relationship])
         changes.recordUpdate(of: changedDestinations.map { ObjectID(entity: destination, rowID: $0) },

@@ -8,9 +8,10 @@ public import Tether
 ///
 /// Every batched method is a handful of statements whatever the batch's size: find-by-identity
 /// joins an array parameter (`unnest($1::bigint[])`) with the table, inserts are one multi-row
-/// `INSERT ... ON CONFLICT DO NOTHING` on the identity's unique index, updates one
-/// `UPDATE ... FROM unnest(...)` of the changed columns, and link writes one `DELETE` and one
-/// `INSERT` of the links that changed.
+/// `INSERT ... ON CONFLICT DO NOTHING` on the identity's unique index (a to-one relationship kept
+/// as a column written with the rows), updates one `UPDATE ... FROM unnest(...)` of the changed
+/// columns, and link writes one `UPDATE ... FROM unnest(...)` of the foreign-key columns that
+/// change, or one `DELETE` and one `INSERT` of the join table's links that changed.
 public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     let connection: Connection
     let layout: Layout
@@ -89,7 +90,7 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     }
 
     /// Finds the stored rows of `identities` in one statement per chunk: the identities are bound
-    /// as one array per identity attribute and joined with the table on its unique index. Calls
+    /// as one array per identity attribute, each looked up in the table's unique index. Calls
     /// `found` with each identity's position and its row (`columns`, then the position). An
     /// identity of the wrong arity or of values the attributes cannot hold finds nothing.
     private func lookUp(_ info: Layout.EntityInfo, _ identities: [IdentityKey], columns: String,
@@ -124,8 +125,11 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
             let ordinals = sql.bind(Parameter.ints(positions[start..<end])) + "::bigint[]"
             let names = identity.indices.map { "k\($0)" }
             let join = identity.enumerated().map { k, attribute in "t.\(quote(attribute.name)) = v.k\(k)" }.joined(separator: " AND ")
+            // Each key probes the identity's unique index (a lateral subquery, kept apart by
+            // OFFSET 0, so that PostgreSQL does not hash the whole table instead: its statistics
+            // do not know that the table grew during the import).
             sql.text = "SELECT \(selected), v.ord FROM unnest(\(arrays.joined(separator: ", ")), \(ordinals)) AS v(\(names.joined(separator: ", ")), ord) "
-                + "JOIN \(info.table) t ON \(join)"
+                + "CROSS JOIN LATERAL (SELECT * FROM \(info.table) AS t WHERE \(join) OFFSET 0) AS t"
             let rows = try connection.query(sql, "finding \(info.entity.name) by identity", entity: info.entity.name)
             for row in rows {
                 let cells = Cells(row)
@@ -146,18 +150,34 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         return try connection.query(sql, "reading \(id)", entity: id.entity).first.map { decodeObject(info, Cells($0)) }
     }
 
+    /// How ``existing(_:_:lock:)`` locks the rows it finds.
+    enum RowLock {
+        /// Not at all.
+        case unlocked
+        /// `FOR UPDATE`, in `rowid` order: rows the transaction goes on to change (a foreign-key
+        /// column), locked in a stable order so that concurrent writers do not deadlock.
+        case forUpdate
+        /// Touched (locked in `rowid` order and given a new version of the same values): rows the
+        /// transaction only reads but whose links it changes (a to-one side kept elsewhere), so
+        /// that a concurrent transaction that links them too fails to serialise and is retried,
+        /// rather than both linking a to-one side twice.
+        case touch
+    }
+
     /// The rows among `rows` that are stored in `info`'s table.
-    func existing(_ info: Layout.EntityInfo, _ rows: [Int64], lock: Bool = false) throws -> Set<Int64> {
+    func existing(_ info: Layout.EntityInfo, _ rows: [Int64], lock: RowLock = .unlocked) throws -> Set<Int64> {
         var found = Set<Int64>()
         try chunked(rows) { chunk in
             var sql = SQL("")
             let array = sql.bind(Parameter.ints(chunk))
-            // A lock touches the rows (a new version of each, in rowid order): a concurrent
-            // transaction that links them too then fails to serialise and is retried, rather
-            // than both linking a to-one side twice.
-            sql.text = lock
-                ? "UPDATE \(info.table) SET \"rowid\" = t.\"rowid\" FROM (SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array)) ORDER BY \"rowid\" FOR UPDATE) t WHERE \(info.table).\"rowid\" = t.\"rowid\" RETURNING t.\"rowid\""
-                : "SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array))"
+            switch lock {
+            case .unlocked:
+                sql.text = "SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array))"
+            case .forUpdate:
+                sql.text = "SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array)) ORDER BY \"rowid\" FOR UPDATE"
+            case .touch:
+                sql.text = "UPDATE \(info.table) SET \"rowid\" = t.\"rowid\" FROM (SELECT \"rowid\" FROM \(info.table) WHERE \"rowid\" = ANY(\(array)) ORDER BY \"rowid\" FOR UPDATE) t WHERE \(info.table).\"rowid\" = t.\"rowid\" RETURNING t.\"rowid\""
+            }
             for row in try connection.query(sql, "checking objects of \(info.entity.name)", entity: info.entity.name) {
                 if let id = Cells(row).int(0) { found.insert(id) }
             }
@@ -347,9 +367,9 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     }
 
     /// An `any` (`EXISTS`) or `all` (`NOT EXISTS … NOT`) over `relationship` of the scope's
-    /// entity: a subquery of the destination's rows linked to the scope's row by the join table
-    /// (its primary key `(a, b)` or its index `(b, a)`), in a scope of its own where `inner`'s
-    /// names are read.
+    /// entity: a subquery of the destination's rows linked to the scope's row (by the foreign-key
+    /// column, or by the join table's primary key `(a, b)` or its index `(b, a)`), in a scope of
+    /// its own where `inner`'s names are read.
     private func quantify(_ relationship: String, _ inner: Condition, every: Bool, _ scope: QueryScope,
                           _ sql: inout SQL) throws -> String {
         let entities: (String) -> Entity? = { self.layout.entities[$0]?.entity }
@@ -358,10 +378,20 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
         let alias = scope.aliases.next()
         let subscope = try QueryScope(QueryCheck.check(inner, of: destination.entity, entities: entities), destination,
                                       transaction: self, alias: alias, aliases: scope.aliases)
-        let links = "\"\(alias)_l\""
-        let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
-        let from = "\(link.table) AS \(links), \(subscope.from)"
-        let correlation = "\(links).\(mine) = \(scope.row) AND \(subscope.row) = \(links).\(theirs)"
+        let from: String
+        let correlation: String
+        switch link.storage {
+        case .foreignKey(_, let column):
+            from = subscope.from
+            correlation = sideA
+                ? "\(subscope.row) = \(scope.qualified(column))"
+                : "\(subscope.qualified(column)) = \(scope.row)"
+        case .joinTable(let joinTable):
+            let links = "\"\(alias)_l\""
+            let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+            from = "\(joinTable) AS \(links), \(subscope.from)"
+            correlation = "\(links).\(mine) = \(scope.row) AND \(subscope.row) = \(links).\(theirs)"
+        }
         let condition = try translate(inner, subscope, &sql)
         return every
             ? "(NOT EXISTS (SELECT 1 FROM \(from) WHERE \(correlation) AND NOT \(condition)))"
@@ -403,14 +433,24 @@ public final class PostgresTransaction: StoreWriter, @unchecked Sendable {
     }
 
     /// The links of each of `rows` from side a (or b): (row, target, target's position on its
-    /// own side), in order (by position on an ordered side, else by target).
+    /// own side), in order (by position on an ordered side, else by target). A foreign-key
+    /// column's links have position 0: neither of its sides is ordered.
     func readLinks(_ link: Layout.LinkInfo, sideA: Bool, of rows: [Int64]) throws -> [Int64: [(target: Int64, otherPosition: Int64)]] {
-        let (own, other) = sideA ? ("a", "b") : ("b", "a")
         var result: [Int64: [(target: Int64, otherPosition: Int64)]] = [:]
         try chunked(rows) { chunk in
             var sql = SQL("")
-            sql.text = "SELECT \"\(own)\", \"\(other)\", \"\(other)_pos\" FROM \(link.table) WHERE \"\(own)\" = ANY(\(sql.bind(Parameter.ints(chunk)))) "
-                + "ORDER BY \"\(own)\", \"\(own)_pos\", \"\(other)\""
+            let array = sql.bind(Parameter.ints(chunk))
+            switch link.storage {
+            case .joinTable(let table):
+                let (own, other) = sideA ? ("a", "b") : ("b", "a")
+                sql.text = "SELECT \"\(own)\", \"\(other)\", \"\(other)_pos\" FROM \(table) WHERE \"\(own)\" = ANY(\(array)) "
+                    + "ORDER BY \"\(own)\", \"\(own)_pos\", \"\(other)\""
+            case .foreignKey(let table, let column):
+                // Side a: the rows' own column; side b: the rows whose column names them (its index).
+                sql.text = sideA
+                    ? "SELECT \"rowid\", \(column), 0::bigint FROM \(table) WHERE \"rowid\" = ANY(\(array)) AND \(column) IS NOT NULL"
+                    : "SELECT \(column), \"rowid\", 0::bigint FROM \(table) WHERE \(column) = ANY(\(array)) ORDER BY \(column), \"rowid\""
+            }
             for row in try connection.query(sql, "reading links") {
                 let cells = Cells(row)
                 result[cells.int(0)!, default: []].append((cells.int(1)!, cells.int(2)!))

@@ -2,9 +2,11 @@ import Tether
 
 /// The tables a query reads and the SQL of each name it uses: an attribute of the entity is its
 /// column; a path through to-one relationships (`AttributePath`, `"repository.owner.login"`) is
-/// the column of the table its relationships lead to, joined with two `LEFT JOIN`s per distinct
-/// relationship prefix (`repository`, `repository.owner`: `PathJoins`): the relationship's join table by the
-/// row's side (its primary key `(a, b)` or its index `(b, a)`), then the destination's table by
+/// the column of the table its relationships lead to, joined per distinct relationship prefix
+/// (`repository`, `repository.owner`: `PathJoins`): a relationship kept as a column is one
+/// `LEFT JOIN` of the destination's table (by `rowid`, or by the column's index for the side of a
+/// one-to-one that does not hold it); one kept in a join table is two, the join table by the row's
+/// side (its primary key `(a, b)` or its index `(b, a)`), then the destination's table by
 /// `rowid`. A to-one side has at most one link, so the query's rows stay the entity's rows; a row
 /// without a target on the way reads NULL there, which the conditions read as unset, as the
 /// in-memory store (which follows the links) and the SQLite store (which joins the same way) do.
@@ -48,12 +50,21 @@ struct QueryScope {
         for (index, join) in plan.joins.enumerated() {
             let source = join.parent.map { targets[$0] } ?? own
             let target = "\"\(prefix)_j\(index)\""
-            let links = "\"\(prefix)_l\(index)\""
             let (link, sideA) = try transaction.relationship(join.hop.source, join.hop.relationship)
             let destination = try transaction.info(join.hop.destination).table
-            let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
-            from += " LEFT JOIN \(link.table) AS \(links) ON \(links).\(mine) = \(source).\"rowid\""
-                + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
+            switch link.storage {
+            case .foreignKey(_, let column):
+                // The source's column (side a), or the destination's column naming the source
+                // (side b of a one-to-one), by its index.
+                from += sideA
+                    ? " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(source).\(column)"
+                    : " LEFT JOIN \(destination) AS \(target) ON \(target).\(column) = \(source).\"rowid\""
+            case .joinTable(let joinTable):
+                let links = "\"\(prefix)_l\(index)\""
+                let (mine, theirs) = sideA ? ("\"a\"", "\"b\"") : ("\"b\"", "\"a\"")
+                from += " LEFT JOIN \(joinTable) AS \(links) ON \(links).\(mine) = \(source).\"rowid\""
+                    + " LEFT JOIN \(destination) AS \(target) ON \(target).\"rowid\" = \(links).\(theirs)"
+            }
             targets.append(target)
         }
         for (name, join) in plan.targets { expressions[name] = "\(targets[join]).\(quote(paths[name]!.attribute))" }
@@ -71,8 +82,11 @@ struct QueryScope {
 
     /// The entity's `rowid`, always qualified (a subquery may read the same table), by the
     /// table's name when the scope does not alias it.
-    var row: String {
-        isJoined ? "\(own).\"rowid\"" : "\(table).\"rowid\""
+    var row: String { qualified("\"rowid\"") }
+
+    /// A column (quoted) of the entity's own table, always qualified, as ``row``.
+    func qualified(_ column: String) -> String {
+        isJoined ? "\(own).\(column)" : "\(table).\(column)"
     }
 
     /// The type of the attribute `name` reads.
